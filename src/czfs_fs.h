@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * czfs on-disk format, version 1.
+ *
+ * This header is the single description of the image format.  Every tool
+ * (mkfs.czfs, czfs-fuse, fsck.czfs, dump.czfs) and the tests include it.
+ * All multi-byte fields are little-endian; every structure has a fixed size
+ * checked at compile time at the bottom of this file.
+ *
+ * Layout (4 KiB blocks, 64-bit block addresses):
+ *
+ *   block 0      superblock (static after mkfs)
+ *   block 1, 2   checkpoint slots; generation g lives in slot (g & 1)
+ *   block 3..    everything else, allocated copy-on-write from the space map:
+ *                file clusters, B-tree nodes, space-map bitmap and index
+ *                blocks, large xattr values
+ *
+ * A checkpoint names the root of the single metadata B-tree and the
+ * space-map index.  Nothing reachable from the newest valid checkpoint is
+ * ever overwritten in place, so a crash at any moment leaves that
+ * checkpoint intact (see man/czfs.5).
+ *
+ * Item data sits at any byte offset inside a leaf: code copies it into a
+ * local structure (memcpy) before reading fields, never casts in place.
+ *
+ * The B-tree holds items sorted by key (objectid, type, offset):
+ *   (ino,  INODE,   0)            struct czfs_inode
+ *   (ino,  XATTR,   namehash)     czfs_xattr_entry records
+ *   (ino,  DENTRY,  namehash)     czfs_dentry records (directories)
+ *   (ino,  CLUSTER, index)        struct czfs_cluster [+ inline payload]
+ *   (0,    ORPHAN,  ino)          empty: inode unlinked while open
+ */
+#ifndef CZFS_FS_H
+#define CZFS_FS_H
+
+#include <stdint.h>
+#include <assert.h>
+
+typedef uint8_t  __czfs_u8;
+typedef int8_t   __czfs_s8;
+typedef uint16_t __le16;
+typedef uint32_t __le32;
+typedef uint64_t __le64;
+
+#define CZFS_BLOCK_SHIFT	12
+#define CZFS_BLOCK_SIZE		(1u << CZFS_BLOCK_SHIFT)
+
+#define CZFS_SUPER_MAGIC	0x53465a43u	/* "CZFS" */
+#define CZFS_CP_MAGIC		0x50435a43u	/* "CZCP" */
+#define CZFS_NODE_MAGIC		0x444e5a43u	/* "CZND" */
+#define CZFS_SMAP_MAGIC		0x4d535a43u	/* "CZSM" */
+#define CZFS_CLUSTER_MAGIC	0x4c435a43u	/* "CZCL" */
+
+#define CZFS_VERSION_MAJOR	1
+#define CZFS_VERSION_MINOR	0
+
+#define CZFS_SB_BLKADDR		0
+#define CZFS_CP_BLKADDR0	1
+#define CZFS_CP_BLKADDR1	2
+#define CZFS_FIRST_DATA_BLKADDR	3
+
+/* Cluster sizes: 2^shift blocks, 4 KiB .. 256 KiB. */
+#define CZFS_MIN_CLUSTER_SHIFT	0
+#define CZFS_MAX_CLUSTER_SHIFT	6
+#define CZFS_MAX_CLUSTER_BLOCKS	(1u << CZFS_MAX_CLUSTER_SHIFT)
+#define CZFS_MAX_CLUSTER_SIZE	(CZFS_BLOCK_SIZE << CZFS_MAX_CLUSTER_SHIFT)
+
+#define CZFS_ROOT_INO		1ull	/* equals FUSE_ROOT_ID */
+#define CZFS_FIRST_INO		2ull
+#define CZFS_MAX_INO		((1ull << 56) - 1)	/* must fit a key offset */
+#define CZFS_NAME_MAX		255
+#define CZFS_SYMLINK_MAX	4095
+#define CZFS_XATTR_NAME_MAX	255
+#define CZFS_XATTR_SIZE_MAX	65536
+#define CZFS_MAX_FILE_SIZE	(1ull << 48)	/* 256 TiB */
+
+/* ---- feature bits ------------------------------------------------------ */
+
+/* compat: an old reader may ignore them. */
+/* ro_compat: an old reader may mount read-only. */
+/* incompat: an old reader must refuse the image. */
+#define CZFS_FEATURE_INCOMPAT_LZ4	0x00000001u	/* lz4 or lz4hc clusters */
+#define CZFS_FEATURE_INCOMPAT_ZSTD	0x00000002u	/* zstd clusters */
+#define CZFS_FEATURE_INCOMPAT_SUPP	(CZFS_FEATURE_INCOMPAT_LZ4 | \
+					 CZFS_FEATURE_INCOMPAT_ZSTD)
+#define CZFS_FEATURE_RO_COMPAT_SUPP	0u
+#define CZFS_FEATURE_COMPAT_SUPP	0u
+
+/* ---- compression algorithms (on-disk ids) ------------------------------ */
+
+enum czfs_alg {
+	CZFS_ALG_NONE	= 0,
+	CZFS_ALG_LZ4	= 1,
+	CZFS_ALG_LZ4HC	= 2,	/* decoded by the lz4 decoder */
+	CZFS_ALG_ZSTD	= 3,
+	CZFS_ALG_MAX	= 3,
+};
+
+/* ---- superblock (block 0, offset 0) ------------------------------------ */
+
+struct czfs_super_block {
+	__le32 magic;			/* CZFS_SUPER_MAGIC */
+	__le32 checksum;		/* crc32c of this struct, field zeroed */
+	__le16 version_major;		/* CZFS_VERSION_MAJOR; others refused */
+	__le16 version_minor;
+	__le32 feature_compat;
+	__le32 feature_incompat;
+	__le32 feature_ro_compat;
+	__czfs_u8 block_shift;		/* CZFS_BLOCK_SHIFT; others refused */
+	__czfs_u8 cluster_shift;	/* default for new files, 0..6 */
+	__czfs_u8 default_alg;		/* enum czfs_alg for new files */
+	__czfs_s8 default_level;	/* 0 = the algorithm's default */
+	__le32 reserved0;
+	__le64 max_blocks;		/* size limit set at mkfs, in blocks */
+	__le64 cp_blkaddr[2];		/* CZFS_CP_BLKADDR0, CZFS_CP_BLKADDR1 */
+	__le64 create_time;		/* seconds since the epoch */
+	__le32 create_nsec;
+	__le32 reserved1;
+	__czfs_u8 uuid[16];
+	__le64 hash_seed[2];		/* key of the name hash (siphash) */
+	char label[64];			/* NUL-padded, not always terminated */
+	__czfs_u8 reserved[88];		/* zero */
+};
+
+/* ---- checkpoint (blocks 1 and 2) --------------------------------------- */
+
+#define CZFS_CP_CLEAN_UMOUNT	0x01	/* written by a clean unmount */
+
+/*
+ * A checkpoint occupies a whole block.  The valid slot with the highest
+ * generation wins; a slot is valid when its magic, checksum, blkaddr and
+ * generation parity match.
+ */
+struct czfs_checkpoint {
+	__le32 checksum;		/* crc32c of the block, field zeroed */
+	__le32 magic;			/* CZFS_CP_MAGIC */
+	__le64 blkaddr;			/* slot address: catches misplaced writes */
+	__le64 generation;		/* > 0; slot = cp_blkaddr[generation & 1] */
+	__le64 root_blkaddr;		/* B-tree root node */
+	__le64 root_generation;		/* generation stored in the root node */
+	__czfs_u8 root_level;		/* 0 when the root is a leaf */
+	__czfs_u8 flags;		/* CZFS_CP_* */
+	__le16 nr_smap_index;		/* used entries of smap_index[] */
+	__le32 reserved0;
+	__le64 image_blocks;		/* blocks the image file holds now */
+	__le64 max_blocks;		/* current size limit (>= image_blocks) */
+	__le64 used_blocks;		/* blocks marked used in the space map */
+	__le64 next_ino;		/* next inode number to hand out */
+	__le64 inode_count;		/* live inodes */
+	__le64 commit_time;		/* seconds since the epoch */
+	__le32 commit_nsec;
+	__le32 reserved1;
+	__le64 mount_count;
+	__le64 reserved[2];
+	/* Addresses of space-map index blocks; 0 = index block all free. */
+	__le64 smap_index[496];
+};
+
+/* ---- space map ---------------------------------------------------------
+ *
+ * One bit per block, 1 = in use.  A bitmap block holds 32768 bits and has
+ * no header: its address and crc live in an index block entry.  An index
+ * block covers 254 bitmap blocks (about 31.75 GiB of image).  A zero
+ * address means "all free" for either level.
+ */
+#define CZFS_SMAP_BITS_PER_BLOCK	(CZFS_BLOCK_SIZE * 8u)
+#define CZFS_SMAP_ENTRIES_PER_INDEX	254u
+
+struct czfs_smap_entry {
+	__le64 blkaddr;			/* bitmap block, 0 = all free */
+	__le32 checksum;		/* crc32c of the bitmap block */
+	__le32 reserved;
+};
+
+struct czfs_smap_index {
+	__le32 checksum;		/* crc32c of the block, field zeroed */
+	__le32 magic;			/* CZFS_SMAP_MAGIC */
+	__le64 blkaddr;			/* where this block lives */
+	__le64 generation;		/* checkpoint generation that wrote it */
+	__le64 first_bitmap;		/* number of its first bitmap block */
+	struct czfs_smap_entry entries[CZFS_SMAP_ENTRIES_PER_INDEX];
+};
+
+/* ---- B-tree nodes ------------------------------------------------------ */
+
+enum czfs_item_type {
+	CZFS_ITEM_INODE		= 1,
+	CZFS_ITEM_XATTR		= 2,
+	CZFS_ITEM_DENTRY	= 3,
+	CZFS_ITEM_CLUSTER	= 4,
+	CZFS_ITEM_ORPHAN	= 5,
+	CZFS_ITEM_TYPE_MAX	= 5,
+};
+
+#define CZFS_ORPHAN_OBJECTID	0ull
+#define CZFS_KEY_OFFSET_BITS	56
+#define CZFS_KEY_OFFSET_MASK	((1ull << CZFS_KEY_OFFSET_BITS) - 1)
+
+/* Key: objectid, then (type << 56 | offset); compare as two u64. */
+struct czfs_disk_key {
+	__le64 objectid;
+	__le64 type_offset;
+};
+
+#define CZFS_TREE_FS		1	/* owner of the filesystem tree */
+
+struct czfs_node_header {
+	__le32 checksum;		/* crc32c of the block, field zeroed */
+	__le32 magic;			/* CZFS_NODE_MAGIC */
+	__le64 blkaddr;			/* where this node lives */
+	__le64 generation;		/* checkpoint generation that wrote it */
+	__le64 owner;			/* CZFS_TREE_FS */
+	__le16 nritems;
+	__czfs_u8 level;		/* 0 = leaf */
+	__czfs_u8 flags;		/* zero */
+	__le32 reserved0;
+	__le64 reserved1;
+};
+
+/* Internal node: header, then nritems pointers in key order. */
+struct czfs_node_ptr {
+	struct czfs_disk_key key;	/* smallest key in the child */
+	__le64 blkaddr;
+	__le64 generation;		/* child's header generation */
+};
+
+/*
+ * Leaf: header, then nritems item headers in key order growing forward;
+ * item data is packed at the end of the block growing backward: item 0's
+ * data ends at the block end, item i's data ends where item i-1's begins.
+ */
+struct czfs_item {
+	struct czfs_disk_key key;
+	__le16 offset;			/* from the start of the block */
+	__le16 size;
+} __attribute__((packed));
+
+#define CZFS_NODE_HDR_SIZE	((unsigned)sizeof(struct czfs_node_header))
+#define CZFS_NODE_MAX_PTRS	((CZFS_BLOCK_SIZE - CZFS_NODE_HDR_SIZE) / \
+				 (unsigned)sizeof(struct czfs_node_ptr))
+#define CZFS_LEAF_SPACE		(CZFS_BLOCK_SIZE - CZFS_NODE_HDR_SIZE)
+#define CZFS_MAX_ITEM_SIZE	(CZFS_LEAF_SPACE - (unsigned)sizeof(struct czfs_item))
+#define CZFS_MAX_LEVEL		8
+
+/* ---- inode item -------------------------------------------------------- */
+
+#define CZFS_INODE_NOCOMPRESS	0x0001	/* store new clusters raw */
+#define CZFS_INODE_COMPRESS	0x0002	/* compress even if it does not pay */
+#define CZFS_INODE_FLAGS_KNOWN	0x0003
+
+struct czfs_inode {
+	__le32 mode;			/* S_IFMT | permission bits */
+	__le32 nlink;
+	__le32 uid;
+	__le32 gid;
+	__le64 size;			/* bytes; symlinks: target length */
+	__le64 blocks;			/* 4 KiB blocks stored for this inode */
+	__le64 atime;			/* seconds, signed */
+	__le64 mtime;
+	__le64 ctime;
+	__le64 btime;			/* creation */
+	__le32 atime_nsec;
+	__le32 mtime_nsec;
+	__le32 ctime_nsec;
+	__le32 btime_nsec;
+	__le32 rdev_major;		/* device nodes */
+	__le32 rdev_minor;
+	__le64 parent;			/* directories: parent inode */
+	__le64 generation;
+	__le32 flags;			/* CZFS_INODE_* */
+	__czfs_u8 alg;			/* algorithm for new clusters */
+	__czfs_s8 level;		/* 0 = the algorithm's default */
+	__czfs_u8 cluster_shift;	/* this file's cluster size, 0..6 */
+	__czfs_u8 reserved0;
+	__le64 nentries;		/* directories: entries, without . and .. */
+	__le64 reserved[3];
+};
+
+/* ---- directory entries -------------------------------------------------
+ *
+ * A DENTRY item holds every entry whose name hashes to its key offset
+ * (usually one), each a czfs_dentry followed by the name (no NUL), packed
+ * without padding.
+ */
+#define CZFS_DIRHASH_BITS	52
+
+struct czfs_dentry {
+	__le64 ino;
+	__le16 name_len;		/* 1..255 */
+	__czfs_u8 type;			/* DT_* value */
+	__czfs_u8 reserved;
+} __attribute__((packed));
+
+/* ---- extended attributes -----------------------------------------------
+ *
+ * An XATTR item holds every attribute whose full name ("user.foo") hashes
+ * to its key offset: czfs_xattr_entry, name (no NUL), then the value
+ * inline, or a czfs_xattr_extent when CZFS_XATTR_EXTERNAL is set.
+ */
+#define CZFS_XATTR_EXTERNAL	0x01
+#define CZFS_XATTR_INLINE_MAX	1024	/* larger values go to blocks */
+
+struct czfs_xattr_entry {
+	__czfs_u8 flags;		/* CZFS_XATTR_* */
+	__czfs_u8 name_len;		/* 1..255 */
+	__le16 reserved;
+	__le32 value_len;		/* 0..CZFS_XATTR_SIZE_MAX */
+};
+
+struct czfs_xattr_extent {
+	__le64 blkaddr;			/* value_len bytes, zero-padded */
+	__le32 checksum;		/* crc32c of the value bytes */
+	__le32 reserved;
+};
+
+/* ---- clusters ----------------------------------------------------------
+ *
+ * A file is cut into clusters of 2^cluster_shift blocks.  Cluster i covers
+ * bytes [i << (12 + shift), (i + 1) << (12 + shift)).  No item: a hole
+ * (reads as zeros).  An all-zero cluster is stored as a hole.
+ */
+enum czfs_cluster_kind {
+	CZFS_CLUSTER_RAW		= 1,	/* nblocks raw blocks */
+	CZFS_CLUSTER_COMPRESSED		= 2,	/* header + payload in nblocks */
+	CZFS_CLUSTER_INLINE		= 3,	/* raw bytes in the item */
+	CZFS_CLUSTER_INLINE_COMPRESSED	= 4,	/* compressed bytes in the item */
+};
+
+#define CZFS_INLINE_MAX		2048	/* largest inline payload */
+
+struct czfs_cluster {
+	__czfs_u8 kind;			/* enum czfs_cluster_kind */
+	__czfs_u8 alg;			/* compressed kinds: enum czfs_alg */
+	__czfs_u8 nblocks;		/* extent kinds: blocks stored, 1..64 */
+	__czfs_u8 reserved0;
+	__le32 checksum;		/* crc32c: raw = the nblocks blocks,
+					 * compressed = the payload,
+					 * inline = the payload in the item */
+	__le64 blkaddr;			/* extent kinds: first block; else 0 */
+	__le32 ulen;			/* bytes of file data it holds */
+	__le32 reserved1;
+	/* inline kinds: payload follows, item size - 24 bytes */
+};
+
+/*
+ * A compressed cluster on disk starts with this header; the payload
+ * follows, and the rest of the last block is zero.  A cluster is stored
+ * compressed only if header + payload need at least one block fewer than
+ * storing it raw.
+ */
+struct czfs_cluster_header {
+	__le32 magic;			/* CZFS_CLUSTER_MAGIC */
+	__le32 clen;			/* payload bytes */
+	__le32 ulen;			/* decompressed bytes */
+	__le32 checksum;		/* crc32c of the payload */
+};
+
+/* ---- compile-time layout checks ----------------------------------------- */
+
+static_assert(sizeof(struct czfs_super_block) == 256, "superblock size");
+static_assert(sizeof(struct czfs_checkpoint) == CZFS_BLOCK_SIZE, "checkpoint size");
+static_assert(sizeof(struct czfs_smap_entry) == 16, "smap entry size");
+static_assert(sizeof(struct czfs_smap_index) == CZFS_BLOCK_SIZE, "smap index size");
+static_assert(sizeof(struct czfs_disk_key) == 16, "key size");
+static_assert(sizeof(struct czfs_node_header) == 48, "node header size");
+static_assert(sizeof(struct czfs_node_ptr) == 32, "node ptr size");
+static_assert(sizeof(struct czfs_item) == 20, "item size");
+static_assert(sizeof(struct czfs_inode) == 144, "inode size");
+static_assert(sizeof(struct czfs_dentry) == 12, "dentry size");
+static_assert(sizeof(struct czfs_xattr_entry) == 8, "xattr entry size");
+static_assert(sizeof(struct czfs_xattr_extent) == 16, "xattr extent size");
+static_assert(sizeof(struct czfs_cluster) == 24, "cluster item size");
+static_assert(sizeof(struct czfs_cluster_header) == 16, "cluster header size");
+
+#endif /* CZFS_FS_H */

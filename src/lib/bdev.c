@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/* Backing device shared code and the file implementation. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+#include "bdev.h"
+#include "util.h"
+
+struct file_bdev {
+	struct czfs_bdev b;
+	int fd;
+	int is_blockdev;
+};
+
+void czfs_bdev_account(struct czfs_bdev *b, char op, size_t len)
+{
+	unsigned bucket = 0;
+
+	switch (op) {
+	case 'r':
+		atomic_fetch_add_explicit(&b->stats.reads, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&b->stats.read_bytes, len, memory_order_relaxed);
+		while (bucket < CZFS_BDEV_HIST_BUCKETS - 1 &&
+		       len > (4096ull << bucket))
+			bucket++;
+		atomic_fetch_add_explicit(&b->stats.read_hist[bucket], 1,
+					  memory_order_relaxed);
+		break;
+	case 'w':
+		atomic_fetch_add_explicit(&b->stats.writes, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&b->stats.write_bytes, len, memory_order_relaxed);
+		break;
+	default:
+		atomic_fetch_add_explicit(&b->stats.flushes, 1, memory_order_relaxed);
+		break;
+	}
+}
+
+static int file_read(struct czfs_bdev *bd, void *buf, size_t len, uint64_t off)
+{
+	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
+	size_t done = 0;
+
+	czfs_bdev_account(bd, 'r', len);
+	while (done < len) {
+		ssize_t n = pread(fb->fd, (char *)buf + done, len - done,
+				  (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;	/* past the end: truncated image */
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static int file_write(struct czfs_bdev *bd, const void *buf, size_t len,
+		      uint64_t off)
+{
+	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
+	size_t done = 0;
+
+	if (bd->flags & CZFS_BDEV_RDONLY)
+		return -EROFS;
+	czfs_bdev_account(bd, 'w', len);
+	while (done < len) {
+		ssize_t n = pwrite(fb->fd, (const char *)buf + done, len - done,
+				   (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		done += (size_t)n;
+	}
+	if (off + len > bd->size)
+		bd->size = off + len;
+	return 0;
+}
+
+static int file_flush(struct czfs_bdev *bd)
+{
+	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
+
+	czfs_bdev_account(bd, 'f', 0);
+	return fdatasync(fb->fd) ? -errno : 0;
+}
+
+static int file_resize(struct czfs_bdev *bd, uint64_t size)
+{
+	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
+
+	if (fb->is_blockdev)
+		return size <= bd->size ? 0 : -EOPNOTSUPP;
+	if (ftruncate(fb->fd, (off_t)size))
+		return -errno;
+	bd->size = size;
+	return 0;
+}
+
+static void file_destroy(struct czfs_bdev *bd)
+{
+	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
+
+	close(fb->fd);
+	free(fb);
+}
+
+static const struct czfs_bdev_ops file_ops = {
+	.read = file_read,
+	.write = file_write,
+	.flush = file_flush,
+	.resize = file_resize,
+	.destroy = file_destroy,
+};
+
+int czfs_bdev_open(const char *path, unsigned flags, struct czfs_bdev **out)
+{
+	int oflags = O_CLOEXEC | (flags & CZFS_BDEV_RDONLY ? O_RDONLY : O_RDWR);
+	struct file_bdev *fb;
+	struct stat st;
+	int err;
+
+	if (flags & CZFS_BDEV_DIRECT)
+		oflags |= O_DIRECT;
+	if (flags & CZFS_BDEV_CREATE)
+		oflags |= O_CREAT | O_TRUNC;
+	fb = calloc(1, sizeof(*fb));
+	if (!fb)
+		return -ENOMEM;
+	fb->fd = open(path, oflags, 0644);
+	if (fb->fd < 0) {
+		err = -errno;
+		goto out_free;
+	}
+	if (fstat(fb->fd, &st)) {
+		err = -errno;
+		goto out_close;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t bytes;
+
+		if (ioctl(fb->fd, BLKGETSIZE64, &bytes)) {
+			err = -errno;
+			goto out_close;
+		}
+		fb->is_blockdev = 1;
+		fb->b.size = bytes;
+	} else if (S_ISREG(st.st_mode)) {
+		fb->b.size = (uint64_t)st.st_size;
+	} else {
+		err = -EINVAL;
+		goto out_close;
+	}
+	fb->b.ops = &file_ops;
+	fb->b.flags = flags;
+	*out = &fb->b;
+	return 0;
+
+out_close:
+	close(fb->fd);
+out_free:
+	free(fb);
+	return err;
+}
+
+int czfs_bdev_fd(const struct czfs_bdev *b)
+{
+	if (b->ops != &file_ops)
+		return -1;
+	return container_of(b, const struct file_bdev, b)->fd;
+}
+
+void czfs_bdev_close(struct czfs_bdev *b)
+{
+	if (b)
+		b->ops->destroy(b);
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Backing device: the one interface through which libczfs reads and writes
+ * the image.  Two implementations: a file or block device (optionally
+ * O_DIRECT) and an in-memory device that records every request, so tests
+ * can assert request sizes and alignment.
+ */
+#ifndef CZFS_BDEV_H
+#define CZFS_BDEV_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CZFS_BDEV_RDONLY	0x01	/* open read-only */
+#define CZFS_BDEV_DIRECT	0x02	/* O_DIRECT: 4 KiB-aligned buffers,
+					 * offsets and lengths only */
+#define CZFS_BDEV_CREATE	0x04	/* create or truncate the file */
+
+/* Request-size histogram buckets: <=4K, <=8K, ... <=2M, >2M. */
+#define CZFS_BDEV_HIST_BUCKETS	11
+
+struct czfs_bdev_stats {
+	atomic_ullong reads, read_bytes;
+	atomic_ullong writes, write_bytes;
+	atomic_ullong flushes;
+	atomic_ullong read_hist[CZFS_BDEV_HIST_BUCKETS];
+};
+
+struct czfs_bdev;
+
+struct czfs_bdev_ops {
+	/* Read len bytes at off: 0, or -EIO (past the end, short read) or -errno. */
+	int (*read)(struct czfs_bdev *b, void *buf, size_t len, uint64_t off);
+	/* Write len bytes at off, growing the device if it is a file. */
+	int (*write)(struct czfs_bdev *b, const void *buf, size_t len, uint64_t off);
+	/* Make every completed write durable (fdatasync). */
+	int (*flush)(struct czfs_bdev *b);
+	/* Set the size of a file device; -EOPNOTSUPP for block devices. */
+	int (*resize)(struct czfs_bdev *b, uint64_t size);
+	void (*destroy)(struct czfs_bdev *b);
+};
+
+struct czfs_bdev {
+	const struct czfs_bdev_ops *ops;
+	uint64_t size;			/* bytes, updated by writes and resize */
+	unsigned flags;			/* CZFS_BDEV_* */
+	struct czfs_bdev_stats stats;
+};
+
+/* Open a file or block device.  Returns 0 or -errno (the open(2) errno). */
+int czfs_bdev_open(const char *path, unsigned flags, struct czfs_bdev **out);
+
+/* The file descriptor of a file device (for flock), or -1. */
+int czfs_bdev_fd(const struct czfs_bdev *b);
+
+/*
+ * In-memory device of size bytes (grows on write).  It keeps a log of every
+ * request; with CZFS_BDEV_DIRECT it rejects unaligned requests with -EINVAL
+ * as O_DIRECT would.
+ */
+struct czfs_bdev_req {
+	char op;			/* 'r', 'w' or 'f' */
+	uint64_t off;
+	uint64_t len;
+};
+int czfs_bdev_mem_create(uint64_t size, unsigned flags, struct czfs_bdev **out);
+/* The device's bytes (valid until the next write that grows it). */
+uint8_t *czfs_bdev_mem_data(struct czfs_bdev *b);
+/* The request log; czfs_bdev_mem_clear_log() empties it. */
+const struct czfs_bdev_req *czfs_bdev_mem_log(struct czfs_bdev *b, size_t *n);
+void czfs_bdev_mem_clear_log(struct czfs_bdev *b);
+/* Make the next nth read/write (1 = next) fail with err; 0 disarms. */
+void czfs_bdev_mem_fail_after(struct czfs_bdev *b, unsigned nth, int err);
+
+void czfs_bdev_close(struct czfs_bdev *b);	/* accepts NULL */
+
+static inline int czfs_bdev_read(struct czfs_bdev *b, void *buf, size_t len,
+				 uint64_t off)
+{
+	return b->ops->read(b, buf, len, off);
+}
+
+static inline int czfs_bdev_write(struct czfs_bdev *b, const void *buf,
+				  size_t len, uint64_t off)
+{
+	return b->ops->write(b, buf, len, off);
+}
+
+static inline int czfs_bdev_flush(struct czfs_bdev *b)
+{
+	return b->ops->flush(b);
+}
+
+/* Account one request in the statistics (used by the implementations). */
+void czfs_bdev_account(struct czfs_bdev *b, char op, size_t len);
+
+#endif /* CZFS_BDEV_H */

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The metadata B-tree: every inode, directory entry, xattr and cluster
+ * pointer is an item in one copy-on-write B+tree of 4 KiB nodes
+ * (struct czfs_node_header in czfs_fs.h).
+ *
+ *   node.c         validation of a node read from disk, field accessors
+ *   nodecache.c    cache of nodes by block address (LRU, pinned dirty nodes)
+ *   btree.c        search, lookup, cursor iteration
+ *   btree_cow.c    insert / update / delete with copy-on-write, and commit
+ *   btree_build.c  bottom-up bulk loader used by mkfs
+ *
+ * Threads: the tree does no locking of its own beyond the node cache's
+ * internal mutex.  Readers may run concurrently with each other; any
+ * modification or commit needs the caller's exclusive lock (czfs_fs.lock).
+ */
+#ifndef CZFS_BTREE_H
+#define CZFS_BTREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "czfs_fs.h"
+
+struct czfs_bdev;
+struct czfs_smap;
+
+struct czfs_key {
+	uint64_t objectid;
+	uint8_t type;
+	uint64_t offset;		/* < 2^56 */
+};
+
+static inline int czfs_key_cmp(const struct czfs_key *a, const struct czfs_key *b)
+{
+	if (a->objectid != b->objectid)
+		return a->objectid < b->objectid ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	return 0;
+}
+
+void czfs_key_to_disk(const struct czfs_key *k, struct czfs_disk_key *dk);
+void czfs_key_from_disk(const struct czfs_disk_key *dk, struct czfs_key *k);
+
+/* ---- nodes (node.c) ----------------------------------------------------- */
+
+/*
+ * Validate a node block read from blkaddr: checksum, magic, blkaddr, owner,
+ * level == want_level (or any if want_level < 0), generation == want_gen
+ * (or any if 0), nritems bounds (a non-root node is never empty), keys
+ * strictly increasing, leaf item offsets packed exactly as czfs_fs.h
+ * describes, internal pointers in [CZFS_FIRST_DATA_BLKADDR, max_blocks)
+ * with generation <= the node's.  Returns 0 or -EFSCORRUPTED with a log
+ * line naming blkaddr and the failed check.
+ */
+int czfs_node_check(const void *blk, uint64_t blkaddr, uint64_t want_gen,
+		    int want_level, uint64_t max_blocks);
+
+/* Compute and store the checksum of a node about to be written. */
+void czfs_node_seal(void *blk);
+
+unsigned czfs_node_nritems(const void *blk);
+unsigned czfs_node_level(const void *blk);
+uint64_t czfs_node_generation(const void *blk);
+void czfs_node_key(const void *blk, unsigned slot, struct czfs_key *key);
+/* Leaf item data (borrowed pointer into blk) and its size. */
+const void *czfs_leaf_data(const void *blk, unsigned slot, unsigned *size);
+/* Internal node child pointer. */
+void czfs_node_child(const void *blk, unsigned slot, uint64_t *blkaddr,
+		     uint64_t *generation);
+/* Free bytes in a leaf for new items (item header + data). */
+unsigned czfs_leaf_free_space(const void *blk);
+
+/* ---- node cache (nodecache.c) ----------------------------------------- */
+
+struct czfs_nodecache;
+
+struct czfs_node {
+	uint64_t blkaddr;
+	uint8_t *data;			/* CZFS_BLOCK_SIZE bytes, 4 KiB aligned */
+	/* private to nodecache.c */
+	unsigned refs;
+	bool dirty;
+	struct czfs_node *hnext;
+	struct czfs_node *lru_prev, *lru_next;
+};
+
+/*
+ * A cache of at most max_nodes clean nodes (dirty nodes are pinned until
+ * written and do not count).  Returns 0 or -ENOMEM.
+ */
+int czfs_nodecache_create(struct czfs_bdev *bdev, uint64_t max_blocks,
+			  unsigned max_nodes, struct czfs_nodecache **out);
+void czfs_nodecache_destroy(struct czfs_nodecache *nc);	/* accepts NULL */
+
+/*
+ * Get the node at blkaddr, reading and validating it (czfs_node_check with
+ * want_gen, want_level) on a miss.  A node is checked once, when read.
+ * Returns 0 with a reference in *out, -EFSCORRUPTED or an I/O error.
+ */
+int czfs_node_get(struct czfs_nodecache *nc, uint64_t blkaddr,
+		  uint64_t want_gen, int want_level, struct czfs_node **out);
+void czfs_node_put(struct czfs_nodecache *nc, struct czfs_node *node);
+
+/* Statistics for the daemon's counters. */
+struct czfs_nodecache_stats {
+	unsigned long long hits, misses, evictions, nodes, dirty;
+};
+void czfs_nodecache_stats(struct czfs_nodecache *nc,
+			  struct czfs_nodecache_stats *st);
+/* Drop the clean node at blkaddr if cached and unreferenced (fsck, tests). */
+void czfs_nodecache_forget(struct czfs_nodecache *nc, uint64_t blkaddr);
+
+/* ---- the tree (btree.c) -------------------------------------------------- */
+
+struct czfs_btree {
+	struct czfs_nodecache *nc;
+	uint64_t root_blkaddr;
+	uint64_t root_generation;
+	unsigned root_level;
+	uint64_t max_blocks;
+	/* copy-on-write state (btree_cow.c); trans_gen 0 = read-only */
+	uint64_t trans_gen;		/* generation being built */
+	struct czfs_smap *smap;		/* allocator for new node blocks */
+	struct czfs_bdev *bdev;
+	struct czfs_node *dirty_list;	/* nodes to write at commit */
+};
+
+/* A position in the tree: the node and slot at each level, leaf first. */
+struct czfs_btree_path {
+	struct czfs_node *nodes[CZFS_MAX_LEVEL];
+	unsigned slots[CZFS_MAX_LEVEL];
+	unsigned levels;		/* root_level + 1 once positioned */
+};
+
+/*
+ * Position path at the first item >= key.  Returns 0 when an item with
+ * exactly key is there, 1 when positioned at a greater item, 2 when every
+ * item is smaller (the path is then past the end), or -errno.  Release the
+ * path with czfs_btree_path_release() in every case.
+ */
+int czfs_btree_search(struct czfs_btree *t, const struct czfs_key *key,
+		      struct czfs_btree_path *path);
+
+/* Move to the next item.  Returns 0, 1 at the end, or -errno. */
+int czfs_btree_next(struct czfs_btree *t, struct czfs_btree_path *path);
+
+/* The current item of a positioned path (borrowed until release/next). */
+void czfs_btree_item(const struct czfs_btree_path *path, struct czfs_key *key,
+		     const void **data, unsigned *size);
+
+void czfs_btree_path_release(struct czfs_btree *t, struct czfs_btree_path *path);
+
+/*
+ * Copy the value of the item with exactly key into buf (capacity cap).
+ * Returns the value size (which may exceed cap: then only cap bytes are
+ * copied), -ENOENT, or -errno.
+ */
+int czfs_btree_lookup(struct czfs_btree *t, const struct czfs_key *key,
+		      void *buf, unsigned cap);
+
+/*
+ * Call fn for each item with first <= key <= last, in key order.  fn
+ * returns 0 to go on, > 0 to stop (czfs_btree_iterate then returns that
+ * value), < 0 to fail (returned as is).
+ */
+typedef int (*czfs_btree_iter_fn)(void *ctx, const struct czfs_key *key,
+				  const void *data, unsigned size);
+int czfs_btree_iterate(struct czfs_btree *t, const struct czfs_key *first,
+		       const struct czfs_key *last, czfs_btree_iter_fn fn,
+		       void *ctx);
+
+/* ---- copy-on-write changes (btree_cow.c) ------------------------------- */
+
+/*
+ * Start a transaction that builds generation gen: nodes written by it get
+ * new blocks from smap (old blocks are freed to smap).  Nodes already
+ * copied in this transaction are changed in place.
+ */
+void czfs_btree_begin(struct czfs_btree *t, struct czfs_smap *smap,
+		      struct czfs_bdev *bdev, uint64_t gen);
+
+/* Insert an item; -EEXIST if the key exists, -E2BIG if size is too big
+ * (> CZFS_MAX_ITEM_SIZE), -ENOSPC if no block is free. */
+int czfs_btree_insert(struct czfs_btree *t, const struct czfs_key *key,
+		      const void *data, unsigned size);
+
+/* Replace the value of an existing item (any new size); -ENOENT if none. */
+int czfs_btree_update(struct czfs_btree *t, const struct czfs_key *key,
+		      const void *data, unsigned size);
+
+/* Insert or replace. */
+int czfs_btree_put(struct czfs_btree *t, const struct czfs_key *key,
+		   const void *data, unsigned size);
+
+/* Delete an item; -ENOENT if none.  Empty nodes are removed. */
+int czfs_btree_delete(struct czfs_btree *t, const struct czfs_key *key);
+
+/*
+ * Write every dirty node (sealed) to its block, children before parents.
+ * Afterwards root_blkaddr/root_generation/root_level describe the new tree
+ * and the nodes are clean.  Returns 0 or an I/O error.
+ */
+int czfs_btree_commit(struct czfs_btree *t);
+
+/* ---- bulk loading (btree_build.c) --------------------------------------- */
+
+struct czfs_btree_builder;
+
+/*
+ * Build a tree from items added in strictly increasing key order.  Leaves
+ * are kept in memory and written at finish, contiguously, with blocks from
+ * smap, followed by the internal levels.
+ */
+int czfs_btree_builder_new(struct czfs_bdev *bdev, struct czfs_smap *smap,
+			   uint64_t gen, struct czfs_btree_builder **out);
+
+/*
+ * Add one item.  *stored (if not NULL) receives a pointer to the copy of
+ * data inside the builder, writable until finish (so a value can be patched
+ * after later items were added).  Returns 0, -EINVAL if key is not greater
+ * than the previous key, -E2BIG if size > CZFS_MAX_ITEM_SIZE, -ENOMEM.
+ */
+int czfs_btree_builder_add(struct czfs_btree_builder *b,
+			   const struct czfs_key *key, const void *data,
+			   unsigned size, void **stored);
+
+/*
+ * Write all nodes.  An empty builder produces one empty leaf as root.
+ * Returns 0 and the root, or -ENOSPC or an I/O error.
+ */
+int czfs_btree_builder_finish(struct czfs_btree_builder *b,
+			      uint64_t *root_blkaddr, unsigned *root_level);
+void czfs_btree_builder_free(struct czfs_btree_builder *b); /* accepts NULL */
+
+#endif /* CZFS_BTREE_H */

@@ -1,0 +1,2 @@
+# filled by the btree work
+src_lib_libczfs_a_SOURCES +=

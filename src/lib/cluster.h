@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Clusters: the unit of compression.  This module decides how a cluster is
+ * stored (hole, raw, compressed, inline) and turns stored bytes back into
+ * file data.  It does no I/O.
+ */
+#ifndef CZFS_CLUSTER_H
+#define CZFS_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "czfs_fs.h"
+
+struct czfs_codec;
+
+#define CZFS_CLUSTER_HOLE	0	/* in-memory kind: no item, no blocks */
+
+/* A decoded, validated cluster item. */
+struct czfs_cluster_info {
+	unsigned kind;			/* CZFS_CLUSTER_HOLE or czfs_cluster_kind */
+	unsigned alg;			/* compressed kinds */
+	unsigned nblocks;		/* extent kinds: 1..64 */
+	uint32_t checksum;
+	uint64_t blkaddr;		/* extent kinds */
+	uint32_t ulen;			/* bytes of file data it holds */
+	const void *inline_data;	/* inline kinds: payload (borrowed) */
+	unsigned inline_len;
+};
+
+/*
+ * Decode a CLUSTER item value of len bytes for a file whose clusters hold
+ * cluster_bytes.  inline_data points into val.  Checks kind, alg, nblocks
+ * (extent kinds: 1..cluster blocks, a compressed cluster strictly fewer
+ * blocks than its raw size), ulen <= cluster_bytes, blkaddr in
+ * [CZFS_FIRST_DATA_BLKADDR, max_blocks - nblocks], inline payload size.
+ * Returns 0 or -EFSCORRUPTED.
+ */
+int czfs_cluster_item_decode(const void *val, unsigned len,
+			     unsigned cluster_bytes, uint64_t max_blocks,
+			     struct czfs_cluster_info *ci);
+
+/*
+ * Encode ci (and for inline kinds ci->inline_data) as an item value into
+ * val, which must hold sizeof(struct czfs_cluster) + CZFS_INLINE_MAX bytes.
+ * Returns the item size.
+ */
+unsigned czfs_cluster_item_encode(const struct czfs_cluster_info *ci, void *val);
+
+struct czfs_cluster_policy {
+	unsigned alg;			/* CZFS_ALG_*; NONE stores raw */
+	int level;			/* 0 = default */
+	bool zero_detect;		/* all-zero data becomes a hole */
+	bool allow_inline;		/* small results may go in the item */
+};
+
+/*
+ * Encode ulen bytes of src (1 <= ulen <= CZFS_MAX_CLUSTER_SIZE; the part of
+ * the cluster past ulen is beyond EOF) into out, which must hold
+ * CZFS_MAX_CLUSTER_SIZE + CZFS_BLOCK_SIZE bytes.
+ *
+ * The decision:
+ *   all zero and zero_detect                     -> HOLE, *out_len = 0
+ *   compressed header + payload saves a block    -> COMPRESSED
+ *   (inline allowed and the result <= CZFS_INLINE_MAX bytes
+ *                                    -> INLINE_COMPRESSED or INLINE)
+ *   otherwise                                    -> RAW, DIV_ROUND_UP(ulen)
+ *                                                   blocks
+ * For extent kinds out holds *out_len = nblocks * 4 KiB bytes to write,
+ * padding zeroed; for inline kinds out holds the payload and *out_len its
+ * length.  ci is filled except blkaddr; ci->inline_data points into out.
+ * Returns 0 or -ENOMEM.
+ */
+int czfs_cluster_encode(struct czfs_codec *codec,
+			const struct czfs_cluster_policy *pol,
+			const void *src, unsigned ulen, void *out,
+			struct czfs_cluster_info *ci, unsigned *out_len);
+
+/*
+ * Turn stored bytes back into data.  stored is the nblocks * 4 KiB read from
+ * disk for extent kinds (ignored for inline kinds, which use
+ * ci->inline_data).  Writes ci->ulen bytes to dst, then zeroes dst up to
+ * dst_len (dst_len >= ci->ulen is required: -EFSCORRUPTED otherwise).
+ * Verifies the checksum, the cluster header (magic, clen, ulen) and the
+ * decoded length.  Returns 0, -EFSCORRUPTED, or -ENOMEM.
+ */
+int czfs_cluster_decode(struct czfs_codec *codec,
+			const struct czfs_cluster_info *ci,
+			const void *stored, void *dst, unsigned dst_len);
+
+#endif /* CZFS_CLUSTER_H */

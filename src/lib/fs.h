@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An open image: superblock, current checkpoint, the metadata tree and the
+ * space map.  Shared by czfs-fuse, fsck.czfs and dump.czfs.
+ */
+#ifndef CZFS_FS_LIB_H
+#define CZFS_FS_LIB_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "btree.h"
+#include "spacemap.h"
+#include "super.h"
+
+struct czfs_bdev;
+struct czfs_codec;
+struct czfs_cluster_info;
+struct czfs_inode_info;
+
+#define CZFS_OPEN_RDONLY	0x01	/* no writes to the image */
+#define CZFS_OPEN_DIRECT	0x02	/* O_DIRECT on the image */
+#define CZFS_OPEN_NOSMAP	0x04	/* do not load the space map (ro only) */
+
+struct czfs_fs_opts {
+	unsigned flags;			/* CZFS_OPEN_* */
+	unsigned node_cache_nodes;	/* 0 = default (16384 nodes, 64 MiB) */
+};
+
+struct czfs_fs {
+	struct czfs_bdev *bdev;
+	struct czfs_sb_info sb;
+	struct czfs_cp_info cp;
+	struct czfs_nodecache *nc;
+	struct czfs_btree tree;
+	struct czfs_smap smap;		/* loaded unless CZFS_OPEN_NOSMAP */
+	bool rdonly;
+	/* Metadata lock: shared for lookups, exclusive for changes. */
+	pthread_rwlock_t lock;
+};
+
+/*
+ * Open the image at path.  Checks, in order, each failure with a log line:
+ * superblock (czfs_super_decode), image size (a file shorter than the
+ * checkpoint's image_blocks is truncated: -EFSCORRUPTED), checkpoint,
+ * root node, space map, root inode is a directory.  Returns 0, the errors
+ * of those checks, or the open(2) errno.
+ */
+int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
+		 struct czfs_fs **out);
+
+/* Same over an open device; takes ownership of bdev (even on failure). */
+int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,
+		      struct czfs_fs **out);
+
+void czfs_fs_close(struct czfs_fs *fs);		/* accepts NULL */
+
+/* ---- file data (fileread.c) -------------------------------------------- */
+
+/*
+ * Find cluster idx of inode ii.  Returns 0 with *ci (kind HOLE when there
+ * is no item); inline payloads are copied into inl (CZFS_INLINE_MAX bytes)
+ * and ci->inline_data points there.  -EFSCORRUPTED, -EIO.
+ * Caller holds fs->lock shared.
+ */
+int czfs_cluster_lookup(struct czfs_fs *fs, const struct czfs_inode_info *ii,
+			uint64_t idx, struct czfs_cluster_info *ci, void *inl);
+
+/*
+ * Read and decode a cluster found by czfs_cluster_lookup into dst
+ * (dst_len = the cluster's logical length, zero-filled past ci->ulen).
+ * scratch holds the stored blocks: CZFS_MAX_CLUSTER_SIZE bytes, 4 KiB
+ * aligned.  Returns 0, -EFSCORRUPTED (with a log line naming inode and
+ * cluster), -EIO.  Needs no lock.
+ */
+int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
+		      const struct czfs_cluster_info *ci, void *scratch,
+		      void *dst, unsigned dst_len);
+
+/*
+ * Simple uncached read of len bytes at off from a file (or symlink target):
+ * for fsck --extract, readlink and tests.  Returns bytes read (short at
+ * EOF), or -errno.  Takes fs->lock shared itself.
+ */
+long czfs_file_pread(struct czfs_fs *fs, struct czfs_codec *codec,
+		     const struct czfs_inode_info *ii, void *buf, size_t len,
+		     uint64_t off);
+
+#endif /* CZFS_FS_LIB_H */

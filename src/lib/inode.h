@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* Inode items: decoded at the boundary, validated per field. */
+#ifndef CZFS_INODE_H
+#define CZFS_INODE_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "czfs_fs.h"
+
+struct czfs_btree;
+
+struct czfs_inode_info {
+	uint64_t ino;
+	uint32_t mode, nlink, uid, gid;
+	uint64_t size, blocks;
+	struct timespec atime, mtime, ctime, btime;
+	uint32_t rdev_major, rdev_minor;
+	uint64_t parent;		/* directories */
+	uint64_t generation;
+	uint32_t flags;			/* CZFS_INODE_* */
+	unsigned alg;
+	int level;
+	unsigned cluster_shift;
+	uint64_t nentries;		/* directories */
+};
+
+/*
+ * Decode an INODE item of len bytes for inode ino.  Checks: len, file type
+ * (reg, dir, lnk, chr, blk, fifo, sock), nanoseconds < 1e9, cluster_shift
+ * <= 6, alg <= CZFS_ALG_MAX, known flags, size <= CZFS_MAX_FILE_SIZE
+ * (symlinks: 1..CZFS_SYMLINK_MAX), directories have a parent.
+ * Returns 0 or -EFSCORRUPTED with a log line.
+ */
+int czfs_inode_decode(const void *val, unsigned len, uint64_t ino,
+		      struct czfs_inode_info *ii);
+void czfs_inode_encode(const struct czfs_inode_info *ii, struct czfs_inode *di);
+
+/* Read inode ino from the tree: 0, -ENOENT, -EFSCORRUPTED or -EIO. */
+int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
+		    struct czfs_inode_info *ii);
+
+void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st);
+
+/* Bytes per cluster of this inode. */
+static inline uint32_t czfs_inode_cluster_bytes(const struct czfs_inode_info *ii)
+{
+	return CZFS_BLOCK_SIZE << ii->cluster_shift;
+}
+
+/* DT_* type for a mode. */
+unsigned czfs_mode_to_dtype(uint32_t mode);
+
+#endif /* CZFS_INODE_H */

@@ -1,0 +1,12 @@
+noinst_LIBRARIES += src/lib/libczfs.a
+src_lib_libczfs_a_CFLAGS = $(AM_CFLAGS) $(LZ4_CFLAGS) $(ZSTD_CFLAGS)
+src_lib_libczfs_a_SOURCES = \
+	src/czfs_fs.h \
+	src/lib/util.c src/lib/util.h \
+	src/lib/log.c src/lib/log.h \
+	src/lib/crc32c.c src/lib/crc32c.h \
+	src/lib/bdev.c src/lib/bdev_mem.c src/lib/bdev.h
+
+include src/lib/codec.mk
+include src/lib/btree.mk
+include src/lib/space.mk

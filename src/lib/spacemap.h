@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Space map: one bit per block, in memory for the whole image, persisted
+ * copy-on-write at each checkpoint.
+ *
+ * Two bitmaps: cur (what is in use now) and committed (what the last
+ * durable checkpoint uses).  A block may be allocated only if it is free in
+ * both, so blocks freed since the last checkpoint are not reused until the
+ * next checkpoint is durable: the on-disk checkpoint never sees its blocks
+ * overwritten.
+ *
+ * Threads: every function takes the map's own mutex; callers need no lock.
+ */
+#ifndef CZFS_SPACEMAP_H
+#define CZFS_SPACEMAP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct czfs_bdev;
+struct czfs_cp_info;
+
+struct czfs_smap {
+	pthread_mutex_t lock;
+	uint64_t max_blocks;		/* bits tracked */
+	uint64_t image_blocks;		/* 1 + highest block ever used */
+	uint64_t used;			/* bits set in cur */
+	uint64_t *cur;
+	uint64_t *committed;
+	uint64_t cursor;		/* next-fit search start */
+	/* per bitmap block (32768 blocks each) */
+	uint64_t nr_bitmaps;
+	uint64_t *bitmap_addr;		/* on disk, 0 = never written */
+	uint32_t *bitmap_crc;
+	uint8_t *bitmap_dirty;		/* changed since the last write */
+	/* per index block */
+	uint64_t nr_index;
+	uint64_t *index_addr;
+};
+
+/* A fresh map: all free but blocks [0, CZFS_FIRST_DATA_BLKADDR). */
+int czfs_smap_init(struct czfs_smap *sm, uint64_t max_blocks);
+
+/*
+ * Load the map named by cp (index blocks, then bitmap blocks), checking
+ * each crc, magic, blkaddr, and that the loaded used count equals
+ * cp->used_blocks.  Returns 0, -EFSCORRUPTED (with a log line), -ENOMEM or
+ * an I/O error.
+ */
+int czfs_smap_load(struct czfs_smap *sm, struct czfs_bdev *bdev,
+		   const struct czfs_cp_info *cp);
+
+void czfs_smap_destroy(struct czfs_smap *sm);	/* accepts a zeroed map */
+
+/*
+ * Allocate n (1..CZFS_MAX_CLUSTER_BLOCKS or more) contiguous blocks, next
+ * fit from the cursor, marking them used.  Returns 0 and *blkaddr, or
+ * -ENOSPC.
+ */
+int czfs_smap_alloc(struct czfs_smap *sm, uint64_t n, uint64_t *blkaddr);
+
+/* Mark [blkaddr, blkaddr + n) free in cur (reusable after the next commit). */
+void czfs_smap_free(struct czfs_smap *sm, uint64_t blkaddr, uint64_t n);
+
+/* Mark [blkaddr, blkaddr + n) used; -EEXIST if any was used already. */
+int czfs_smap_set_used(struct czfs_smap *sm, uint64_t blkaddr, uint64_t n);
+
+/* True if blkaddr is used in cur. */
+bool czfs_smap_test(struct czfs_smap *sm, uint64_t blkaddr);
+
+/* Raise max_blocks (never lowers it).  Returns 0, -ENOMEM or -EFBIG. */
+int czfs_smap_grow(struct czfs_smap *sm, uint64_t max_blocks);
+
+/*
+ * Write the bitmap and index blocks changed since the last write, each to a
+ * newly allocated block (the old ones are freed), until nothing is left to
+ * relocate, and fill cp's smap_index, nr_smap_index, used_blocks,
+ * image_blocks and max_blocks.  gen is the generation of the checkpoint
+ * being written.  Returns 0, -ENOSPC, or an I/O error.
+ */
+int czfs_smap_write(struct czfs_smap *sm, struct czfs_bdev *bdev,
+		    uint64_t gen, struct czfs_cp_info *cp);
+
+/* The checkpoint written after czfs_smap_write is durable: committed = cur. */
+void czfs_smap_committed(struct czfs_smap *sm);
+
+#endif /* CZFS_SPACEMAP_H */

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#include "config.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+
+#include "util.h"
+
+int czfs_is_zero(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	uint64_t acc = 0, w;
+	size_t i = 0;
+
+	/* Word loop; the first non-zero word ends it early. */
+	for (; i + 64 <= len; i += 64) {
+		for (size_t j = 0; j < 64; j += 8) {
+			memcpy(&w, p + i + j, 8);
+			acc |= w;
+		}
+		if (acc)
+			return 0;
+	}
+	for (; i < len; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+int czfs_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: break;
+	}
+	if (*end == 'i' && shift)	/* accept "KiB"-style suffixes */
+		end++;
+	if (*end == 'B' && shift)
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
