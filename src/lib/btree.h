@@ -20,10 +20,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "alloc.h"
 #include "czfs_fs.h"
 
 struct czfs_bdev;
-struct czfs_smap;
 
 struct czfs_key {
 	uint64_t objectid;
@@ -50,7 +50,8 @@ void czfs_key_from_disk(const struct czfs_disk_key *dk, struct czfs_key *k);
 /*
  * Validate a node block read from blkaddr: checksum, magic, blkaddr, owner,
  * level == want_level (or any if want_level < 0), generation == want_gen
- * (or any if 0), nritems bounds (a non-root node is never empty), keys
+ * (or any if 0), nritems bounds (internal nodes have >= 1 pointer; only a
+ * root leaf may be empty, which the caller knows), keys
  * strictly increasing, leaf item offsets packed exactly as czfs_fs.h
  * describes, internal pointers in [CZFS_FIRST_DATA_BLKADDR, max_blocks)
  * with generation <= the node's.  Returns 0 or -EFSCORRUPTED with a log
@@ -124,7 +125,7 @@ struct czfs_btree {
 	uint64_t max_blocks;
 	/* copy-on-write state (btree_cow.c); trans_gen 0 = read-only */
 	uint64_t trans_gen;		/* generation being built */
-	struct czfs_smap *smap;		/* allocator for new node blocks */
+	struct czfs_allocator *alloc;	/* blocks for copied nodes */
 	struct czfs_bdev *bdev;
 	struct czfs_node *dirty_list;	/* nodes to write at commit */
 };
@@ -176,11 +177,11 @@ int czfs_btree_iterate(struct czfs_btree *t, const struct czfs_key *first,
 /* ---- copy-on-write changes (btree_cow.c) ------------------------------- */
 
 /*
- * Start a transaction that builds generation gen: nodes written by it get
- * new blocks from smap (old blocks are freed to smap).  Nodes already
- * copied in this transaction are changed in place.
+ * Start a transaction that builds generation gen: a node changed in it is
+ * first copied to a new block from alloc (its old block is given back to
+ * alloc); nodes already copied in this transaction change in place.
  */
-void czfs_btree_begin(struct czfs_btree *t, struct czfs_smap *smap,
+void czfs_btree_begin(struct czfs_btree *t, struct czfs_allocator *alloc,
 		      struct czfs_bdev *bdev, uint64_t gen);
 
 /* Insert an item; -EEXIST if the key exists, -E2BIG if size is too big
@@ -213,9 +214,9 @@ struct czfs_btree_builder;
 /*
  * Build a tree from items added in strictly increasing key order.  Leaves
  * are kept in memory and written at finish, contiguously, with blocks from
- * smap, followed by the internal levels.
+ * alloc, followed by the internal levels.
  */
-int czfs_btree_builder_new(struct czfs_bdev *bdev, struct czfs_smap *smap,
+int czfs_btree_builder_new(struct czfs_bdev *bdev, struct czfs_allocator *alloc,
 			   uint64_t gen, struct czfs_btree_builder **out);
 
 /*

@@ -18,10 +18,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "alloc.h"
+
 struct czfs_bdev;
 struct czfs_cp_info;
 
 struct czfs_smap {
+	struct czfs_allocator alloc;	/* czfs_smap_alloc/free as an allocator */
 	pthread_mutex_t lock;
 	uint64_t max_blocks;		/* bits tracked */
 	uint64_t image_blocks;		/* 1 + highest block ever used */

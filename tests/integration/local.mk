@@ -1,0 +1,1 @@
+# mounted integration tests
