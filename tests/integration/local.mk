@@ -1,1 +1,2 @@
 # mounted integration tests
+include tests/integration/mkfs.mk

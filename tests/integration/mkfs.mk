@@ -1,0 +1,1 @@
+# mkfs command-line and image tests
