@@ -18,3 +18,8 @@ src_lib_libczfs_a_SOURCES += \
 	src/lib/xattr.c src/lib/xattr.h \
 	src/lib/fs.c src/lib/fs.h \
 	src/lib/fileread.c
+
+# Daemon-side caches (used by czfs-fuse, tested on their own).
+src_lib_libczfs_a_SOURCES += \
+	src/lib/pagepool.c src/lib/pagepool.h \
+	src/lib/ccache.c src/lib/ccache.h
