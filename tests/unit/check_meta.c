@@ -156,6 +156,18 @@ static void bump_free(struct czfs_allocator *a, uint64_t blk, uint64_t n)
 
 #define NFILES	20000
 
+struct ent {
+	uint64_t hash;
+	unsigned n;
+};
+
+static int cmp_hash(const void *a, const void *b)
+{
+	const struct ent *x = a, *y = b;
+
+	return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
 /* A root directory with NFILES entries, each a file with one xattr. */
 static struct czfs_fs *build_fs(void)
 {
@@ -183,7 +195,7 @@ static struct czfs_fs *build_fs(void)
 	ck_assert_int_eq(czfs_btree_builder_add(bb, &k, &di, sizeof(di), NULL), 0);
 
 	/* dentries sorted by hash, colliding names sharing an item */
-	struct ent { uint64_t hash; unsigned n; } *ents = calloc(NFILES, sizeof(*ents));
+	struct ent *ents = calloc(NFILES, sizeof(*ents));
 	for (unsigned n = 0; n < NFILES; n++) {
 		char name[32];
 		int len = snprintf(name, sizeof(name), "file%u", n);
@@ -191,12 +203,7 @@ static struct czfs_fs *build_fs(void)
 		ents[n].hash = czfs_name_hash(fs->sb.hash_seed, name, (size_t)len);
 		ents[n].n = n;
 	}
-	for (unsigned i = 1; i < NFILES; i++)	/* insertion sort by hash */
-		for (unsigned j = i; j && ents[j - 1].hash > ents[j].hash; j--) {
-			struct ent t = ents[j];
-			ents[j] = ents[j - 1];
-			ents[j - 1] = t;
-		}
+	qsort(ents, NFILES, sizeof(*ents), cmp_hash);
 	for (unsigned i = 0; i < NFILES; i++) {
 		char name[32];
 		int len = snprintf(name, sizeof(name), "file%u", ents[i].n);
