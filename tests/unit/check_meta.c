@@ -7,6 +7,7 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,6 +17,7 @@
 #include "fs.h"
 #include "hash.h"
 #include "inode.h"
+#include "util.h"
 #include "xattr.h"
 
 static struct czfs_inode_info sample_inode(void)
