@@ -22,4 +22,5 @@ src_lib_libczfs_a_SOURCES += \
 # Daemon-side caches (used by czfs-fuse, tested on their own).
 src_lib_libczfs_a_SOURCES += \
 	src/lib/pagepool.c src/lib/pagepool.h \
-	src/lib/ccache.c src/lib/ccache.h
+	src/lib/ccache.c src/lib/ccache.h \
+	src/lib/window.c src/lib/window.h
