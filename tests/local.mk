@@ -25,6 +25,11 @@ tests_unit_check_meta_SOURCES = tests/unit/check_meta.c
 tests_unit_check_meta_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_meta_LDADD = $(UNIT_LDADD)
 
+check_PROGRAMS += tests/unit/check_window
+tests_unit_check_window_SOURCES = tests/unit/check_window.c
+tests_unit_check_window_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_window_LDADD = $(UNIT_LDADD)
+
 include tests/unit/codec.mk
 include tests/unit/btree.mk
 include tests/unit/space.mk
