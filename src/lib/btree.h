@@ -99,7 +99,8 @@ void czfs_nodecache_destroy(struct czfs_nodecache *nc);	/* accepts NULL */
 
 /*
  * Get the node at blkaddr, reading and validating it (czfs_node_check with
- * want_gen, want_level) on a miss.  A node is checked once, when read.
+ * want_gen, want_level) on a miss.  A node is checked once, when read; a
+ * cached node is only matched against want_gen and want_level.
  * Returns 0 with a reference in *out, -EFSCORRUPTED or an I/O error.
  */
 int czfs_node_get(struct czfs_nodecache *nc, uint64_t blkaddr,
@@ -185,7 +186,10 @@ void czfs_btree_begin(struct czfs_btree *t, struct czfs_allocator *alloc,
 		      struct czfs_bdev *bdev, uint64_t gen);
 
 /* Insert an item; -EEXIST if the key exists, -E2BIG if size is too big
- * (> CZFS_MAX_ITEM_SIZE), -ENOSPC if no block is free. */
+ * (> CZFS_MAX_ITEM_SIZE), -ENOSPC if no block is free, -EINVAL if
+ * key->offset >= 2^56, -EROFS outside a transaction.  Any failure leaves
+ * the tree's items as they were.  The same errors apply to update, put
+ * and delete. */
 int czfs_btree_insert(struct czfs_btree *t, const struct czfs_key *key,
 		      const void *data, unsigned size);
 
@@ -202,8 +206,11 @@ int czfs_btree_delete(struct czfs_btree *t, const struct czfs_key *key);
 
 /*
  * Write every dirty node (sealed) to its block, children before parents.
- * Afterwards root_blkaddr/root_generation/root_level describe the new tree
- * and the nodes are clean.  Returns 0 or an I/O error.
+ * Afterwards root_blkaddr/root_generation/root_level describe the new tree,
+ * the nodes are clean and the transaction is over (trans_gen = 0: call
+ * czfs_btree_begin before the next change).  Returns 0 or an I/O error
+ * (the nodes then stay dirty and the transaction open: commit may be
+ * retried).
  */
 int czfs_btree_commit(struct czfs_btree *t);
 
@@ -223,7 +230,8 @@ int czfs_btree_builder_new(struct czfs_bdev *bdev, struct czfs_allocator *alloc,
  * Add one item.  *stored (if not NULL) receives a pointer to the copy of
  * data inside the builder, writable until finish (so a value can be patched
  * after later items were added).  Returns 0, -EINVAL if key is not greater
- * than the previous key, -E2BIG if size > CZFS_MAX_ITEM_SIZE, -ENOMEM.
+ * than the previous key (or its offset >= 2^56, or after finish), -E2BIG
+ * if size > CZFS_MAX_ITEM_SIZE, -ENOMEM.
  */
 int czfs_btree_builder_add(struct czfs_btree_builder *b,
 			   const struct czfs_key *key, const void *data,
@@ -231,7 +239,8 @@ int czfs_btree_builder_add(struct czfs_btree_builder *b,
 
 /*
  * Write all nodes.  An empty builder produces one empty leaf as root.
- * Returns 0 and the root, or -ENOSPC or an I/O error.
+ * Returns 0 and the root, or -ENOSPC or an I/O error (the blocks taken are
+ * then given back to alloc).
  */
 int czfs_btree_builder_finish(struct czfs_btree_builder *b,
 			      uint64_t *root_blkaddr, unsigned *root_level);

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Node cache: nodes by block address in a hash table, with an LRU list of
+ * the clean nodes nobody references.  Clean nodes beyond max_nodes are
+ * evicted from the LRU tail.  Dirty nodes (built by a transaction, not yet
+ * written) are pinned: never on the LRU, they sit on the tree's dirty list
+ * instead, linked through the same lru_prev/lru_next fields.
+ *
+ * One mutex guards the table, the LRU and the counters.  A miss reads the
+ * block without holding it, so readers of different nodes proceed in
+ * parallel; if another thread inserted the same block meanwhile, its node
+ * wins and ours is thrown away.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "bdev.h"
+#include "btree_int.h"
+#include "log.h"
+#include "util.h"
+
+struct czfs_nodecache {
+	pthread_mutex_t lock;
+	struct czfs_bdev *bdev;
+	uint64_t max_blocks;
+	unsigned max_nodes;
+	struct czfs_node **table;
+	size_t nbuckets;		/* a power of two */
+	size_t nnodes, nclean, ndirty;	/* nodes in the table */
+	struct czfs_node *lru_head;	/* most recently used */
+	struct czfs_node *lru_tail;
+	unsigned long long hits, misses, evictions;
+};
+
+static size_t bucket_of(const struct czfs_nodecache *nc, uint64_t blkaddr)
+{
+	/* Fibonacci hashing spreads runs of consecutive addresses. */
+	return (size_t)((blkaddr * 0x9e3779b97f4a7c15ull) >> 20) &
+	       (nc->nbuckets - 1);
+}
+
+static struct czfs_node *hash_find(struct czfs_nodecache *nc, uint64_t blkaddr)
+{
+	struct czfs_node *n = nc->table[bucket_of(nc, blkaddr)];
+
+	while (n && n->blkaddr != blkaddr)
+		n = n->hnext;
+	return n;
+}
+
+/* Double the table when chains get long; on -ENOMEM keep the old one. */
+static void hash_grow(struct czfs_nodecache *nc)
+{
+	size_t old = nc->nbuckets;
+	struct czfs_node **otable = nc->table;
+	struct czfs_node **table = calloc(old * 2, sizeof(*table));
+
+	if (!table)
+		return;
+	nc->table = table;
+	nc->nbuckets = old * 2;
+	for (size_t i = 0; i < old; i++) {
+		struct czfs_node *n = otable[i], *next;
+
+		for (; n; n = next) {
+			size_t b = bucket_of(nc, n->blkaddr);
+
+			next = n->hnext;
+			n->hnext = table[b];
+			table[b] = n;
+		}
+	}
+	free(otable);
+}
+
+static void hash_add(struct czfs_nodecache *nc, struct czfs_node *n)
+{
+	size_t b;
+
+	if (nc->nnodes >= nc->nbuckets * 2)
+		hash_grow(nc);
+	b = bucket_of(nc, n->blkaddr);
+	n->hnext = nc->table[b];
+	nc->table[b] = n;
+	nc->nnodes++;
+}
+
+static void hash_del(struct czfs_nodecache *nc, struct czfs_node *n)
+{
+	struct czfs_node **pp = &nc->table[bucket_of(nc, n->blkaddr)];
+
+	while (*pp != n)
+		pp = &(*pp)->hnext;
+	*pp = n->hnext;
+	n->hnext = NULL;
+	nc->nnodes--;
+}
+
+/* Doubly linked lists through lru_prev/lru_next: the LRU and dirty lists. */
+static void list_add(struct czfs_node **head, struct czfs_node **tail,
+		     struct czfs_node *n)
+{
+	n->lru_prev = NULL;
+	n->lru_next = *head;
+	if (*head)
+		(*head)->lru_prev = n;
+	else if (tail)
+		*tail = n;
+	*head = n;
+}
+
+static void list_del(struct czfs_node **head, struct czfs_node **tail,
+		     struct czfs_node *n)
+{
+	if (n->lru_prev)
+		n->lru_prev->lru_next = n->lru_next;
+	else
+		*head = n->lru_next;
+	if (n->lru_next)
+		n->lru_next->lru_prev = n->lru_prev;
+	else if (tail)
+		*tail = n->lru_prev;
+	n->lru_prev = n->lru_next = NULL;
+}
+
+static struct czfs_node *node_alloc(uint64_t blkaddr)
+{
+	struct czfs_node *n = calloc(1, sizeof(*n));
+	void *data;
+
+	if (!n)
+		return NULL;
+	if (posix_memalign(&data, CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE)) {
+		free(n);
+		return NULL;
+	}
+	n->data = data;
+	n->blkaddr = blkaddr;
+	return n;
+}
+
+static void node_free(struct czfs_node *n)
+{
+	free(n->data);
+	free(n);
+}
+
+/* Remove a clean unreferenced node (on the LRU) from the cache. */
+static void evict(struct czfs_nodecache *nc, struct czfs_node *n)
+{
+	list_del(&nc->lru_head, &nc->lru_tail, n);
+	hash_del(nc, n);
+	nc->nclean--;
+	node_free(n);
+}
+
+static void evict_excess(struct czfs_nodecache *nc)
+{
+	while (nc->nclean > nc->max_nodes && nc->lru_tail) {
+		evict(nc, nc->lru_tail);
+		nc->evictions++;
+	}
+}
+
+int czfs_nodecache_create(struct czfs_bdev *bdev, uint64_t max_blocks,
+			  unsigned max_nodes, struct czfs_nodecache **out)
+{
+	struct czfs_nodecache *nc = calloc(1, sizeof(*nc));
+
+	if (!nc)
+		return -ENOMEM;
+	nc->nbuckets = 64;
+	while (nc->nbuckets < max_nodes && nc->nbuckets < (1u << 20))
+		nc->nbuckets *= 2;
+	nc->table = calloc(nc->nbuckets, sizeof(*nc->table));
+	if (!nc->table) {
+		free(nc);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&nc->lock, NULL);
+	nc->bdev = bdev;
+	nc->max_blocks = max_blocks;
+	nc->max_nodes = max_nodes;
+	*out = nc;
+	return 0;
+}
+
+void czfs_nodecache_destroy(struct czfs_nodecache *nc)
+{
+	if (!nc)
+		return;
+	for (size_t i = 0; i < nc->nbuckets; i++) {
+		struct czfs_node *n = nc->table[i], *next;
+
+		for (; n; n = next) {
+			next = n->hnext;
+			node_free(n);
+		}
+	}
+	free(nc->table);
+	pthread_mutex_destroy(&nc->lock);
+	free(nc);
+}
+
+/* Take a reference on the cached node for blkaddr, if any.  Locked. */
+static struct czfs_node *grab(struct czfs_nodecache *nc, uint64_t blkaddr)
+{
+	struct czfs_node *n = hash_find(nc, blkaddr);
+
+	if (!n)
+		return NULL;
+	if (!n->refs && !n->dirty)
+		list_del(&nc->lru_head, &nc->lru_tail, n);
+	n->refs++;
+	return n;
+}
+
+/* A cached node was checked when read; still make sure it is the node the
+ * pointer expects (cheap, and catches a stale or misplaced entry). */
+static int verify_cached(struct czfs_nodecache *nc, struct czfs_node *n,
+			 uint64_t want_gen, int want_level,
+			 struct czfs_node **out)
+{
+	unsigned level = czfs_node_level(n->data);
+	uint64_t gen = czfs_node_generation(n->data);
+
+	if ((want_level >= 0 && level != (unsigned)want_level) ||
+	    (want_gen && gen != want_gen)) {
+		czfs_err("node %llu: cached node has level %u generation %llu, expected level %d generation %llu",
+			 (unsigned long long)n->blkaddr, level,
+			 (unsigned long long)gen, want_level,
+			 (unsigned long long)want_gen);
+		czfs_node_put(nc, n);
+		return -EFSCORRUPTED;
+	}
+	*out = n;
+	return 0;
+}
+
+static int read_node(struct czfs_nodecache *nc, uint64_t blkaddr,
+		     uint64_t want_gen, int want_level, struct czfs_node **out)
+{
+	struct czfs_node *n = node_alloc(blkaddr);
+	int err;
+
+	if (!n)
+		return -ENOMEM;
+	err = czfs_bdev_read(nc->bdev, n->data, CZFS_BLOCK_SIZE,
+			     blkaddr << CZFS_BLOCK_SHIFT);
+	if (err) {
+		czfs_err("node %llu: read failed: %s",
+			 (unsigned long long)blkaddr, strerror(-err));
+		goto out_free;
+	}
+	err = czfs_node_check(n->data, blkaddr, want_gen, want_level,
+			      nc->max_blocks);
+	if (err)
+		goto out_free;
+	n->refs = 1;
+	*out = n;
+	return 0;
+out_free:
+	node_free(n);
+	return err;
+}
+
+int czfs_node_get(struct czfs_nodecache *nc, uint64_t blkaddr,
+		  uint64_t want_gen, int want_level, struct czfs_node **out)
+{
+	struct czfs_node *n, *other;
+	int err;
+
+	if (blkaddr < CZFS_FIRST_DATA_BLKADDR || blkaddr >= nc->max_blocks) {
+		czfs_err("node %llu: address outside [%u, %llu)",
+			 (unsigned long long)blkaddr, CZFS_FIRST_DATA_BLKADDR,
+			 (unsigned long long)nc->max_blocks);
+		return -EFSCORRUPTED;
+	}
+	pthread_mutex_lock(&nc->lock);
+	n = grab(nc, blkaddr);
+	if (n)
+		nc->hits++;
+	else
+		nc->misses++;
+	pthread_mutex_unlock(&nc->lock);
+	if (n)
+		return verify_cached(nc, n, want_gen, want_level, out);
+
+	err = read_node(nc, blkaddr, want_gen, want_level, &n);
+	if (err)
+		return err;
+	pthread_mutex_lock(&nc->lock);
+	other = grab(nc, blkaddr);
+	if (!other) {
+		hash_add(nc, n);
+		nc->nclean++;
+		evict_excess(nc);
+	}
+	pthread_mutex_unlock(&nc->lock);
+	if (!other) {
+		*out = n;
+		return 0;
+	}
+	/* Another reader inserted it while we read: use theirs. */
+	node_free(n);
+	return verify_cached(nc, other, want_gen, want_level, out);
+}
+
+void czfs_node_put(struct czfs_nodecache *nc, struct czfs_node *node)
+{
+	if (!node)
+		return;
+	pthread_mutex_lock(&nc->lock);
+	if (--node->refs == 0) {
+		if (!node->blkaddr) {
+			node_free(node);	/* dropped: its block was freed */
+		} else if (!node->dirty) {
+			list_add(&nc->lru_head, &nc->lru_tail, node);
+			evict_excess(nc);
+		}
+	}
+	pthread_mutex_unlock(&nc->lock);
+}
+
+void czfs_nodecache_stats(struct czfs_nodecache *nc,
+			  struct czfs_nodecache_stats *st)
+{
+	pthread_mutex_lock(&nc->lock);
+	st->hits = nc->hits;
+	st->misses = nc->misses;
+	st->evictions = nc->evictions;
+	st->nodes = nc->nnodes;
+	st->dirty = nc->ndirty;
+	pthread_mutex_unlock(&nc->lock);
+}
+
+void czfs_nodecache_forget(struct czfs_nodecache *nc, uint64_t blkaddr)
+{
+	struct czfs_node *n;
+
+	pthread_mutex_lock(&nc->lock);
+	n = hash_find(nc, blkaddr);
+	if (n && !n->refs && !n->dirty)
+		evict(nc, n);
+	pthread_mutex_unlock(&nc->lock);
+}
+
+/* ---- dirty nodes (the copy-on-write code) ------------------------------- */
+
+int czfs_nodecache_new(struct czfs_nodecache *nc, uint64_t blkaddr,
+		       struct czfs_node **dirty_list, struct czfs_node **out)
+{
+	struct czfs_node *n = node_alloc(blkaddr), *old;
+
+	if (!n)
+		return -ENOMEM;
+	pthread_mutex_lock(&nc->lock);
+	old = hash_find(nc, blkaddr);
+	if (old && (old->refs || old->dirty)) {
+		pthread_mutex_unlock(&nc->lock);
+		node_free(n);
+		czfs_err("node %llu: allocated while still in use",
+			 (unsigned long long)blkaddr);
+		return -EEXIST;
+	}
+	if (old)
+		evict(nc, old);		/* stale copy of a freed block */
+	n->refs = 1;
+	n->dirty = true;
+	hash_add(nc, n);
+	nc->ndirty++;
+	list_add(dirty_list, NULL, n);
+	pthread_mutex_unlock(&nc->lock);
+	*out = n;
+	return 0;
+}
+
+void czfs_nodecache_drop(struct czfs_nodecache *nc, struct czfs_node *node,
+			 struct czfs_node **dirty_list)
+{
+	pthread_mutex_lock(&nc->lock);
+	if (node->dirty) {
+		list_del(dirty_list, NULL, node);
+		node->dirty = false;
+		nc->ndirty--;
+	} else {
+		nc->nclean--;
+	}
+	hash_del(nc, node);
+	node->blkaddr = 0;
+	pthread_mutex_unlock(&nc->lock);
+}
+
+bool czfs_node_is_dirty(const struct czfs_node *node)
+{
+	/* Only the transaction changes it, under the caller's tree lock. */
+	return node->dirty;
+}
+
+int czfs_nodecache_dirty_array(struct czfs_node *dirty_list,
+			       struct czfs_node ***out, size_t *n)
+{
+	struct czfs_node **arr, *d;
+	size_t count = 0;
+
+	for (d = dirty_list; d; d = d->lru_next)
+		count++;
+	arr = malloc(MAX(count, 1) * sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	count = 0;
+	for (d = dirty_list; d; d = d->lru_next)
+		arr[count++] = d;
+	*out = arr;
+	*n = count;
+	return 0;
+}
+
+void czfs_nodecache_clean(struct czfs_nodecache *nc,
+			  struct czfs_node **dirty_list)
+{
+	struct czfs_node *d, *next;
+
+	pthread_mutex_lock(&nc->lock);
+	for (d = *dirty_list; d; d = next) {
+		next = d->lru_next;
+		d->dirty = false;
+		nc->ndirty--;
+		nc->nclean++;
+		d->lru_prev = d->lru_next = NULL;
+		if (!d->refs)
+			list_add(&nc->lru_head, &nc->lru_tail, d);
+	}
+	*dirty_list = NULL;
+	evict_excess(nc);
+	pthread_mutex_unlock(&nc->lock);
+}
