@@ -33,14 +33,9 @@
 #ifndef CZFS_FS_H
 #define CZFS_FS_H
 
-#include <stdint.h>
 #include <assert.h>
-
-typedef uint8_t  __czfs_u8;
-typedef int8_t   __czfs_s8;
-typedef uint16_t __le16;
-typedef uint32_t __le32;
-typedef uint64_t __le64;
+#include <stdint.h>
+#include <linux/types.h>	/* __le16, __le32, __le64, __u8, __s8 */
 
 #define CZFS_BLOCK_SHIFT	12
 #define CZFS_BLOCK_SIZE		(1u << CZFS_BLOCK_SHIFT)
@@ -106,20 +101,20 @@ struct czfs_super_block {
 	__le32 feature_compat;
 	__le32 feature_incompat;
 	__le32 feature_ro_compat;
-	__czfs_u8 block_shift;		/* CZFS_BLOCK_SHIFT; others refused */
-	__czfs_u8 cluster_shift;	/* default for new files, 0..6 */
-	__czfs_u8 default_alg;		/* enum czfs_alg for new files */
-	__czfs_s8 default_level;	/* 0 = the algorithm's default */
+	__u8 block_shift;		/* CZFS_BLOCK_SHIFT; others refused */
+	__u8 cluster_shift;	/* default for new files, 0..6 */
+	__u8 default_alg;		/* enum czfs_alg for new files */
+	__s8 default_level;	/* 0 = the algorithm's default */
 	__le32 reserved0;
 	__le64 max_blocks;		/* size limit set at mkfs, in blocks */
 	__le64 cp_blkaddr[2];		/* CZFS_CP_BLKADDR0, CZFS_CP_BLKADDR1 */
 	__le64 create_time;		/* seconds since the epoch */
 	__le32 create_nsec;
 	__le32 reserved1;
-	__czfs_u8 uuid[16];
+	__u8 uuid[16];
 	__le64 hash_seed[2];		/* key of the name hash (siphash) */
 	char label[64];			/* NUL-padded, not always terminated */
-	__czfs_u8 reserved[88];		/* zero */
+	__u8 reserved[88];		/* zero */
 };
 
 /* ---- checkpoint (blocks 1 and 2) --------------------------------------- */
@@ -138,8 +133,8 @@ struct czfs_checkpoint {
 	__le64 generation;		/* > 0; slot = cp_blkaddr[generation & 1] */
 	__le64 root_blkaddr;		/* B-tree root node */
 	__le64 root_generation;		/* generation stored in the root node */
-	__czfs_u8 root_level;		/* 0 when the root is a leaf */
-	__czfs_u8 flags;		/* CZFS_CP_* */
+	__u8 root_level;		/* 0 when the root is a leaf */
+	__u8 flags;		/* CZFS_CP_* */
 	__le16 nr_smap_index;		/* used entries of smap_index[] */
 	__le32 reserved0;
 	__le64 image_blocks;		/* blocks the image file holds now */
@@ -211,8 +206,8 @@ struct czfs_node_header {
 	__le64 generation;		/* checkpoint generation that wrote it */
 	__le64 owner;			/* CZFS_TREE_FS */
 	__le16 nritems;
-	__czfs_u8 level;		/* 0 = leaf */
-	__czfs_u8 flags;		/* zero */
+	__u8 level;		/* 0 = leaf */
+	__u8 flags;		/* zero */
 	__le32 reserved0;
 	__le64 reserved1;
 };
@@ -268,10 +263,10 @@ struct czfs_inode {
 	__le64 parent;			/* directories: parent inode */
 	__le64 generation;
 	__le32 flags;			/* CZFS_INODE_* */
-	__czfs_u8 alg;			/* algorithm for new clusters */
-	__czfs_s8 level;		/* 0 = the algorithm's default */
-	__czfs_u8 cluster_shift;	/* this file's cluster size, 0..6 */
-	__czfs_u8 reserved0;
+	__u8 alg;			/* algorithm for new clusters */
+	__s8 level;		/* 0 = the algorithm's default */
+	__u8 cluster_shift;	/* this file's cluster size, 0..6 */
+	__u8 reserved0;
 	__le64 nentries;		/* directories: entries, without . and .. */
 	__le64 reserved[3];
 };
@@ -287,8 +282,8 @@ struct czfs_inode {
 struct czfs_dentry {
 	__le64 ino;
 	__le16 name_len;		/* 1..255 */
-	__czfs_u8 type;			/* DT_* value */
-	__czfs_u8 reserved;
+	__u8 type;			/* DT_* value */
+	__u8 reserved;
 } __attribute__((packed));
 
 /* ---- extended attributes -----------------------------------------------
@@ -301,8 +296,8 @@ struct czfs_dentry {
 #define CZFS_XATTR_INLINE_MAX	1024	/* larger values go to blocks */
 
 struct czfs_xattr_entry {
-	__czfs_u8 flags;		/* CZFS_XATTR_* */
-	__czfs_u8 name_len;		/* 1..255 */
+	__u8 flags;		/* CZFS_XATTR_* */
+	__u8 name_len;		/* 1..255 */
 	__le16 reserved;
 	__le32 value_len;		/* 0..CZFS_XATTR_SIZE_MAX */
 };
@@ -329,10 +324,10 @@ enum czfs_cluster_kind {
 #define CZFS_INLINE_MAX		2048	/* largest inline payload */
 
 struct czfs_cluster {
-	__czfs_u8 kind;			/* enum czfs_cluster_kind */
-	__czfs_u8 alg;			/* compressed kinds: enum czfs_alg */
-	__czfs_u8 nblocks;		/* extent kinds: blocks stored, 1..64 */
-	__czfs_u8 reserved0;
+	__u8 kind;			/* enum czfs_cluster_kind */
+	__u8 alg;			/* compressed kinds: enum czfs_alg */
+	__u8 nblocks;		/* extent kinds: blocks stored, 1..64 */
+	__u8 reserved0;
 	__le32 checksum;		/* crc32c: raw = the nblocks blocks,
 					 * compressed = the payload,
 					 * inline = the payload in the item */
