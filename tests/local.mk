@@ -1,4 +1,7 @@
 # Unit tests (Check, one program per module) and mounted integration tests.
+TESTS_ENVIRONMENT = top_builddir='$(abs_top_builddir)' \
+	top_srcdir='$(abs_top_srcdir)' CZFS_SANITIZE='$(CZFS_SANITIZE)'; \
+	export top_builddir top_srcdir CZFS_SANITIZE;
 UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 UNIT_LDADD = $(CZFS_LIBS) $(CHECK_LIBS)
 
@@ -6,6 +9,16 @@ check_PROGRAMS += tests/unit/check_base
 tests_unit_check_base_SOURCES = tests/unit/check_base.c
 tests_unit_check_base_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_base_LDADD = $(UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/check_pagepool
+tests_unit_check_pagepool_SOURCES = tests/unit/check_pagepool.c
+tests_unit_check_pagepool_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_pagepool_LDADD = $(UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/check_ccache
+tests_unit_check_ccache_SOURCES = tests/unit/check_ccache.c
+tests_unit_check_ccache_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_ccache_LDADD = $(UNIT_LDADD)
 
 include tests/unit/codec.mk
 include tests/unit/btree.mk

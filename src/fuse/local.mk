@@ -1,1 +1,12 @@
-
+bin_PROGRAMS += src/fuse/czfs-fuse
+src_fuse_czfs_fuse_SOURCES = \
+	src/fuse/daemon.h \
+	src/fuse/main.c \
+	src/fuse/thread.c \
+	src/fuse/readpath.c \
+	src/fuse/prefetch.c \
+	src/fuse/ops_inode.c \
+	src/fuse/ops_dir.c \
+	src/fuse/ops_file.c
+src_fuse_czfs_fuse_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
+src_fuse_czfs_fuse_LDADD = $(CZFS_LIBS) $(FUSE_LIBS)

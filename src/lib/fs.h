@@ -71,8 +71,8 @@ int czfs_cluster_lookup(struct czfs_fs *fs, const struct czfs_inode_info *ii,
  * Read and decode a cluster found by czfs_cluster_lookup into dst
  * (dst_len = the cluster's logical length, zero-filled past ci->ulen).
  * scratch holds the stored blocks: CZFS_MAX_CLUSTER_SIZE bytes, 4 KiB
- * aligned.  Returns 0, -EFSCORRUPTED (with a log line naming inode and
- * cluster), -EIO.  Needs no lock.
+ * aligned.  Returns 0, -EFSCORRUPTED or -EIO (with a log line naming the
+ * block).  Needs no lock.
  */
 int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
 		      const struct czfs_cluster_info *ci, void *scratch,

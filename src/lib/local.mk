@@ -10,3 +10,16 @@ src_lib_libczfs_a_SOURCES = \
 include src/lib/codec.mk
 include src/lib/btree.mk
 include src/lib/space.mk
+
+src_lib_libczfs_a_SOURCES += \
+	src/lib/alloc.h \
+	src/lib/inode.c src/lib/inode.h \
+	src/lib/dir.c src/lib/dir.h \
+	src/lib/xattr.c src/lib/xattr.h \
+	src/lib/fs.c src/lib/fs.h \
+	src/lib/fileread.c
+
+# Daemon-side caches (used by czfs-fuse, tested on their own).
+src_lib_libczfs_a_SOURCES += \
+	src/lib/pagepool.c src/lib/pagepool.h \
+	src/lib/ccache.c src/lib/ccache.h

@@ -1,2 +1,17 @@
-# mounted integration tests
+# Mounted integration tests (root and /dev/fuse; CI has both).
+noinst_PROGRAMS += tests/czfs-locate
+tests_czfs_locate_SOURCES = tests/czfs_locate.c
+tests_czfs_locate_LDADD = $(CZFS_LIBS)
+
+INTEGRATION_TESTS = \
+	tests/integration/fuse_cli.sh \
+	tests/integration/mount_roundtrip.sh \
+	tests/integration/bigdir.sh \
+	tests/integration/bigfile.sh \
+	tests/integration/concurrent.sh \
+	tests/integration/damaged.sh
+TESTS += $(INTEGRATION_TESTS)
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
+	tests/integration/mktree.sh
+
 include tests/integration/mkfs.mk

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+/* czfs-fuse: mount a czfs image with libfuse3 (low-level API). */
+#include "config.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "ccache.h"
+#include "daemon.h"
+#include "fs.h"
+#include "log.h"
+#include "pagepool.h"
+#include "util.h"
+
+#define DEFAULT_CACHE_SIZE	(256ull << 20)
+#define DEFAULT_READAHEAD	(4ull << 20)
+#define RO_TIMEOUT		86400.0	/* an image mounted ro never changes */
+
+static const char usage_text[] =
+"usage: czfs-fuse IMAGE MOUNTPOINT [options]\n"
+"\n"
+"Mount the czfs image IMAGE on MOUNTPOINT.\n"
+"\n"
+"czfs options:\n"
+"    -o ro                  mount read-only (the only mode of this version)\n"
+"    -o cache_size=SIZE     page pool for decompressed clusters (default 256M)\n"
+"    -o reserved_pages=N    pages reserved for decompression (default 0;\n"
+"                           64 covers most bursts)\n"
+"    -o workers=N           prefetch threads (default: online CPUs)\n"
+"    -o readahead=SIZE      largest prefetch window (default 4M)\n"
+"    -o direct_io           read the image with O_DIRECT\n"
+"    -h, --help             this help\n"
+"    -V, --version          print the version\n"
+"\n";
+
+enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_CACHE, KEY_READAHEAD };
+
+#define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
+
+static const struct fuse_opt czfs_opts[] = {
+	CZFS_OPT("reserved_pages=%u", reserved_pages),
+	CZFS_OPT("workers=%u", workers),
+	CZFS_OPT("direct_io", direct_io),
+	FUSE_OPT_KEY("cache_size=", KEY_CACHE),
+	FUSE_OPT_KEY("readahead=", KEY_READAHEAD),
+	FUSE_OPT_KEY("rw", KEY_RW),
+	FUSE_OPT_KEY("ro", FUSE_OPT_KEY_KEEP),
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_END
+};
+
+static int parse_size_opt(const char *arg, uint64_t *out)
+{
+	const char *v = strchr(arg, '=') + 1;
+
+	if (czfs_parse_size(v, out) || !*out) {
+		fprintf(stderr, "czfs-fuse: bad value in '%s'\n", arg);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct czfs_mount_opts *o = data;
+
+	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		if (o->image)
+			return 1;	/* the mount point: libfuse takes it */
+		o->image = realpath(arg, NULL);
+		if (!o->image) {
+			fprintf(stderr, "czfs-fuse: %s: %s\n", arg, strerror(errno));
+			return -1;
+		}
+		return 0;
+	case KEY_CACHE:
+		return parse_size_opt(arg, &o->cache_size);
+	case KEY_READAHEAD:
+		return parse_size_opt(arg, &o->readahead);
+	case KEY_RW:
+		o->rw = true;
+		return 0;
+	case KEY_HELP:
+		o->show_help = true;
+		return 0;
+	case KEY_VERSION:
+		o->show_version = true;
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+static void czfs_init(void *userdata, struct fuse_conn_info *conn)
+{
+	/* Large requests: 1 MiB reads where the kernel allows them. */
+	conn->max_write = 1u << 20;
+	conn->max_read = 0;
+	conn->want |= FUSE_CAP_ASYNC_READ;
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+			FUSE_CAP_SPLICE_MOVE);
+}
+
+static void log_syslog(enum czfs_log_level level, const char *msg)
+{
+	syslog((int)level, "%s", msg);
+}
+
+static int daemon_setup(struct czfs_daemon *dm)
+{
+	struct czfs_fs_opts fo = {
+		.flags = CZFS_OPEN_RDONLY | CZFS_OPEN_NOSMAP |
+			 (dm->opts.direct_io ? CZFS_OPEN_DIRECT : 0),
+	};
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int err;
+
+	err = czfs_fs_open(dm->opts.image, &fo, &dm->fs);
+	if (err)
+		return err;
+	err = czfs_pool_create(dm->opts.cache_size, dm->opts.reserved_pages,
+			       &dm->pool);
+	if (err) {
+		czfs_err("cannot create the page pool: %s", strerror(-err));
+		return err;
+	}
+	err = czfs_ccache_create(dm->pool, 0, &dm->cc);
+	if (err)
+		return err;
+	return czfs_prefetch_start(dm, dm->opts.workers ? dm->opts.workers :
+				   (unsigned)MAX(cpus, 1));
+}
+
+static void daemon_teardown(struct czfs_daemon *dm)
+{
+	czfs_prefetch_stop(dm);
+	czfs_ccache_destroy(dm->cc);
+	czfs_pool_destroy(dm->pool);
+	czfs_fs_close(dm->fs);
+	free(dm->opts.image);
+}
+
+static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
+		       struct fuse_cmdline_opts *cli)
+{
+	struct fuse_lowlevel_ops ops = { .init = czfs_init };
+	struct fuse_loop_config lc = { .clone_fd = cli->clone_fd,
+				       .max_idle_threads = cli->max_idle_threads };
+	struct fuse_session *se;
+	int ret = 1;
+
+	czfs_ops_inode(&ops);
+	czfs_ops_dir(&ops);
+	czfs_ops_file(&ops);
+	se = fuse_session_new(args, &ops, sizeof(ops), dm);
+	if (!se)
+		return 1;
+	if (fuse_set_signal_handlers(se))
+		goto out_destroy;
+	if (fuse_session_mount(se, cli->mountpoint))
+		goto out_signals;
+	if (fuse_daemonize(cli->foreground))
+		goto out_unmount;
+	if (!cli->foreground)
+		czfs_log_set_sink(log_syslog, CZFS_LOG_INFO);
+	ret = cli->singlethread ? fuse_session_loop(se) :
+				  fuse_session_loop_mt(se, &lc);
+	ret = ret ? 1 : 0;
+out_unmount:
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_destroy:
+	fuse_session_destroy(se);
+	return ret;
+}
+
+/* Mount options every czfs mount gets; ro until the write path exists. */
+static int add_mount_opts(struct fuse_args *args, const char *image)
+{
+	char *opts = NULL, *fsname;
+	int err;
+
+	if (asprintf(&fsname, "fsname=%s", image) < 0)
+		return -1;
+	/* libfuse splits -o values on commas: the path is escaped. */
+	err = fuse_opt_add_opt(&opts, "subtype=czfs,default_permissions,ro") ||
+	      fuse_opt_add_opt_escaped(&opts, fsname) ||
+	      fuse_opt_add_arg(args, "-o") || fuse_opt_add_arg(args, opts);
+	free(fsname);
+	free(opts);
+	return err ? -1 : 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts cli = { 0 };
+	struct czfs_daemon dm = {
+		.opts = { .cache_size = DEFAULT_CACHE_SIZE,
+			  .readahead = DEFAULT_READAHEAD },
+		.attr_timeout = RO_TIMEOUT,
+	};
+	int ret = 1;
+
+	openlog("czfs-fuse", LOG_PID, LOG_DAEMON);
+	czfs_log_set_sink(czfs_log_stderr, CZFS_LOG_INFO);
+	if (fuse_opt_parse(&args, &dm.opts, czfs_opts, opt_proc))
+		goto out_args;
+	if (dm.opts.show_version) {
+		printf("czfs-fuse (czfs) %s\nFUSE library version %s\n",
+		       CZFS_VERSION, fuse_pkgversion());
+		ret = 0;
+		goto out_args;
+	}
+	if (dm.opts.show_help) {
+		fputs(usage_text, stdout);
+		printf("FUSE options:\n");
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
+		ret = 0;
+		goto out_args;
+	}
+	if (fuse_parse_cmdline(&args, &cli))
+		goto out_args;
+	if (!dm.opts.image || !cli.mountpoint) {
+		fputs(usage_text, stderr);
+		goto out_args;
+	}
+	if (dm.opts.rw) {
+		fprintf(stderr, "czfs-fuse: read-write mounts are not supported "
+			"by this version; mount with -o ro\n");
+		goto out_args;
+	}
+	if (add_mount_opts(&args, dm.opts.image))
+		goto out_args;
+	if (daemon_setup(&dm) == 0)
+		ret = run_session(&dm, &args, &cli);
+	else
+		fprintf(stderr, "czfs-fuse: cannot mount %s\n", dm.opts.image);
+	daemon_teardown(&dm);
+out_args:
+	free(cli.mountpoint);
+	fuse_opt_free_args(&args);
+	return ret;
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+/* Directory operations: opendir, readdir, readdirplus. */
+#include "config.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+
+#include "daemon.h"
+#include "dir.h"
+#include "fs.h"
+#include "log.h"
+#include "util.h"
+
+struct rd_ctx {
+	struct czfs_daemon *dm;
+	fuse_req_t req;
+	char *buf;
+	size_t size, pos;
+	bool plus;
+	int err;
+};
+
+/* Add one entry; returns 1 when the buffer is full. */
+static int rd_add(struct rd_ctx *rc, const char *name, uint64_t ino,
+		  unsigned dtype, uint64_t next)
+{
+	struct fuse_entry_param e = { 0 };
+	size_t need;
+
+	if (rc->plus && strcmp(name, ".") && strcmp(name, "..")) {
+		struct czfs_inode_info ii;
+
+		rc->err = czfs_inode_read(&rc->dm->fs->tree, ino, &ii);
+		if (rc->err)
+			return 1;
+		e.ino = ino;
+		e.generation = ii.generation;
+		czfs_inode_to_stat(&ii, &e.attr);
+		e.attr_timeout = e.entry_timeout = rc->dm->attr_timeout;
+	} else {
+		e.attr.st_ino = ino;
+		e.attr.st_mode = dtype << 12;
+	}
+	if (rc->plus)
+		need = fuse_add_direntry_plus(rc->req, rc->buf + rc->pos,
+					      rc->size - rc->pos, name, &e,
+					      (off_t)next);
+	else
+		need = fuse_add_direntry(rc->req, rc->buf + rc->pos,
+					 rc->size - rc->pos, name, &e.attr,
+					 (off_t)next);
+	if (need > rc->size - rc->pos)
+		return 1;
+	rc->pos += need;
+	return 0;
+}
+
+static int rd_fill(void *arg, const struct czfs_dirent *de, uint64_t next)
+{
+	char name[CZFS_NAME_MAX + 1];
+
+	memcpy(name, de->name, de->name_len);
+	name[de->name_len] = '\0';
+	return rd_add(arg, name, de->ino, de->type, next);
+}
+
+static int do_readdir(struct rd_ctx *rc, fuse_ino_t ino, off_t off)
+{
+	struct czfs_inode_info dir;
+	int err;
+
+	err = czfs_inode_read(&rc->dm->fs->tree, ino, &dir);
+	if (err)
+		return err;
+	if (!S_ISDIR(dir.mode))
+		return -ENOTDIR;
+	if (off < CZFS_DIR_COOKIE_DOT &&
+	    rd_add(rc, ".", ino, DT_DIR, CZFS_DIR_COOKIE_DOT))
+		return rc->err;
+	if (off < CZFS_DIR_COOKIE_DOTDOT &&
+	    rd_add(rc, "..", dir.parent, DT_DIR, CZFS_DIR_COOKIE_DOTDOT))
+		return rc->err;
+	err = czfs_dir_iterate(rc->dm->fs, ino, (uint64_t)off, rd_fill, rc);
+	return err ? err : rc->err;
+}
+
+static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, bool plus)
+{
+	struct rd_ctx rc = {
+		.dm = req_daemon(req), .req = req, .size = size, .plus = plus,
+	};
+	int err;
+
+	rc.buf = malloc(size);
+	if (!rc.buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_rwlock_rdlock(&rc.dm->fs->lock);
+	err = do_readdir(&rc, ino, off);
+	pthread_rwlock_unlock(&rc.dm->fs->lock);
+	/* Entries already added are valid even if a later one failed. */
+	if (err && !rc.pos)
+		fuse_reply_err(req, czfs_reply_errno(err));
+	else
+		fuse_reply_buf(req, rc.buf, rc.pos);
+	free(rc.buf);
+}
+
+static void czfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+			 off_t off, struct fuse_file_info *fi)
+{
+	readdir_common(req, ino, size, off, false);
+}
+
+static void czfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			     off_t off, struct fuse_file_info *fi)
+{
+	readdir_common(req, ino, size, off, true);
+}
+
+static void czfs_opendir(fuse_req_t req, fuse_ino_t ino,
+			 struct fuse_file_info *fi)
+{
+	struct czfs_daemon *dm = req_daemon(req);
+
+	/* An unchanging directory: let the kernel cache its listing. */
+	fi->cache_readdir = !dm->opts.rw;
+	fi->keep_cache = !dm->opts.rw;
+	fuse_reply_open(req, fi);
+}
+
+void czfs_ops_dir(struct fuse_lowlevel_ops *ops)
+{
+	ops->opendir = czfs_opendir;
+	ops->readdir = czfs_readdir;
+	ops->readdirplus = czfs_readdirplus;
+}

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * File operations: open, read, release.  A read is answered straight from
+ * the cluster cache's pool pages with fuse_reply_iov (the kernel copies
+ * once, from our pages into its page cache); holes point at a shared zero
+ * buffer.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/uio.h>
+
+#include "ccache.h"
+#include "daemon.h"
+#include "fs.h"
+#include "pagepool.h"
+#include "util.h"
+
+#define MAX_READ_CLUSTERS	(1024 * 1024 / CZFS_BLOCK_SIZE + 2)
+
+static const uint8_t zero_cluster[CZFS_MAX_CLUSTER_SIZE];
+
+static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
+		   struct fuse_file_info *fi)
+{
+	struct czfs_open_file *of;
+	int err;
+
+	if ((fi->flags & O_ACCMODE) != O_RDONLY && !dm->opts.rw)
+		return -EROFS;
+	of = calloc(1, sizeof(*of));
+	if (!of)
+		return -ENOMEM;
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_inode_read(&dm->fs->tree, ino, &of->ii);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	if (!err && !S_ISREG(of->ii.mode))
+		err = S_ISDIR(of->ii.mode) ? -EISDIR : -EINVAL;
+	if (err) {
+		free(of);
+		return err;
+	}
+	pthread_mutex_init(&of->lock, NULL);
+	fi->fh = (uintptr_t)of;
+	fi->keep_cache = !dm->opts.rw;
+	return 0;
+}
+
+static void czfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	int err = do_open(req_daemon(req), ino, fi);
+
+	if (err)
+		fuse_reply_err(req, czfs_reply_errno(err));
+	else
+		fuse_reply_open(req, fi);
+}
+
+static void czfs_release(fuse_req_t req, fuse_ino_t ino,
+			 struct fuse_file_info *fi)
+{
+	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
+
+	pthread_mutex_destroy(&of->lock);
+	free(of);
+	fuse_reply_err(req, 0);
+}
+
+/*
+ * Sequential detection as the kernel's readahead does it: a read starting
+ * where the previous one ended doubles the window (up to the readahead
+ * option), anything else resets it.  Returns the clusters to queue.
+ */
+static void plan_prefetch(struct czfs_daemon *dm, struct czfs_open_file *of,
+			  uint64_t off, uint64_t end, uint64_t *first,
+			  uint64_t *count)
+{
+	uint64_t cbytes = czfs_inode_cluster_bytes(&of->ii);
+	uint64_t isize = of->ii.size, want;
+
+	*count = 0;
+	pthread_mutex_lock(&of->lock);
+	if (off == of->ra_next && off) {
+		of->ra_window = MIN(MAX(of->ra_window * 2, 4 * cbytes),
+				    dm->opts.readahead);
+	} else {
+		of->ra_window = 0;
+		of->ra_done = 0;
+	}
+	of->ra_next = end;
+	want = MIN(end + of->ra_window, isize);
+	if (of->ra_window && want > MAX(of->ra_done, end)) {
+		uint64_t from = MAX(of->ra_done, end);
+
+		*first = DIV_ROUND_UP(from, cbytes);
+		if (DIV_ROUND_UP(want, cbytes) > *first)
+			*count = DIV_ROUND_UP(want, cbytes) - *first;
+		of->ra_done = want;
+	}
+	pthread_mutex_unlock(&of->lock);
+}
+
+struct read_batch {
+	struct czfs_centry *ent[MAX_READ_CLUSTERS];
+	struct iovec iov[MAX_READ_CLUSTERS];
+	unsigned n;
+};
+
+static int gather(struct czfs_daemon *dm, struct czfs_open_file *of,
+		  uint64_t off, uint64_t end, struct read_batch *rb)
+{
+	uint64_t cbytes = czfs_inode_cluster_bytes(&of->ii);
+
+	for (uint64_t pos = off; pos < end; rb->n++) {
+		uint64_t idx = pos / cbytes, start = idx * cbytes;
+		struct czfs_centry *e;
+		size_t in = pos - start;
+		int err;
+
+		if (rb->n == MAX_READ_CLUSTERS)
+			return -EINVAL;
+		err = czfs_read_cluster(dm, &of->ii, idx, &e);
+		if (err)
+			return err;
+		rb->ent[rb->n] = e;
+		rb->iov[rb->n].iov_len = MIN(end - pos, e->len - MIN(in, e->len));
+		rb->iov[rb->n].iov_base = e->page == CZFS_NO_PAGE ?
+			(void *)(zero_cluster + in) :
+			(char *)czfs_pool_addr(dm->pool, e->page) + in;
+		pos = start + cbytes;
+	}
+	return 0;
+}
+
+static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		      struct fuse_file_info *fi)
+{
+	struct czfs_daemon *dm = req_daemon(req);
+	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
+	uint64_t end = MIN((uint64_t)off + size, of->ii.size), pf_first, pf_n;
+	struct read_batch *rb;
+	int err;
+
+	if ((uint64_t)off >= of->ii.size) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	rb = malloc(sizeof(*rb));
+	if (!rb) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	rb->n = 0;
+	plan_prefetch(dm, of, (uint64_t)off, end, &pf_first, &pf_n);
+	if (pf_n)
+		czfs_prefetch_queue(dm, &of->ii, pf_first, pf_n);
+	err = gather(dm, of, (uint64_t)off, end, rb);
+	if (err)
+		fuse_reply_err(req, czfs_reply_errno(err));
+	else
+		fuse_reply_iov(req, rb->iov, (int)rb->n);
+	atomic_fetch_add(&dm->read_reqs, 1);
+	atomic_fetch_add(&dm->read_bytes, err ? 0 : end - (uint64_t)off);
+	for (unsigned i = 0; i < rb->n; i++)
+		czfs_ccache_put(dm->cc, rb->ent[i]);
+	free(rb);
+}
+
+void czfs_ops_file(struct fuse_lowlevel_ops *ops)
+{
+	ops->open = czfs_open;
+	ops->read = czfs_read;
+	ops->release = czfs_release;
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/* Inode operations: lookup, getattr, readlink, statfs, xattrs, access. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <sys/statvfs.h>
+
+#include "daemon.h"
+#include "dir.h"
+#include "fs.h"
+#include "log.h"
+#include "util.h"
+#include "xattr.h"
+
+int czfs_reply_errno(int err)
+{
+	err = -err;
+	/* Damage is reported as EIO; the log line names what is damaged. */
+	return err == EFSCORRUPTED ? EIO : err;
+}
+
+static int read_inode(struct czfs_daemon *dm, uint64_t ino,
+		      struct czfs_inode_info *ii)
+{
+	int err;
+
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_inode_read(&dm->fs->tree, ino, ii);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return err;
+}
+
+static void fill_entry(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		       struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = ii->ino;
+	e->generation = ii->generation;
+	czfs_inode_to_stat(ii, &e->attr);
+	e->attr_timeout = dm->attr_timeout;
+	e->entry_timeout = dm->attr_timeout;
+}
+
+static int do_lookup(struct czfs_daemon *dm, fuse_ino_t parent,
+		     const char *name, struct fuse_entry_param *e)
+{
+	struct czfs_inode_info dir, ii;
+	uint64_t ino;
+	unsigned type;
+	int err;
+
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_inode_read(&dm->fs->tree, parent, &dir);
+	if (!err && !S_ISDIR(dir.mode))
+		err = -ENOTDIR;
+	if (!err)
+		err = czfs_dir_lookup(dm->fs, parent, name, strlen(name), &ino, &type);
+	if (!err) {
+		err = czfs_inode_read(&dm->fs->tree, ino, &ii);
+		if (err == -ENOENT) {
+			czfs_err("directory %llu: entry '%s' names missing inode %llu",
+				 (unsigned long long)parent, name,
+				 (unsigned long long)ino);
+			err = -EFSCORRUPTED;
+		}
+	}
+	pthread_rwlock_unlock(&dm->fs->lock);
+	if (!err)
+		fill_entry(dm, &ii, e);
+	return err;
+}
+
+static void czfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct czfs_daemon *dm = req_daemon(req);
+	struct fuse_entry_param e;
+	int err = do_lookup(dm, parent, name, &e);
+
+	if (err == -ENOENT) {
+		/* A negative entry lets the kernel cache the miss. */
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = dm->attr_timeout;
+		fuse_reply_entry(req, &e);
+	} else if (err) {
+		fuse_reply_err(req, czfs_reply_errno(err));
+	} else {
+		fuse_reply_entry(req, &e);
+	}
+}
+
+static void czfs_getattr(fuse_req_t req, fuse_ino_t ino,
+			 struct fuse_file_info *fi)
+{
+	struct czfs_daemon *dm = req_daemon(req);
+	struct czfs_inode_info ii;
+	struct stat st;
+	int err = read_inode(dm, ino, &ii);
+
+	if (err) {
+		fuse_reply_err(req, czfs_reply_errno(err));
+		return;
+	}
+	czfs_inode_to_stat(&ii, &st);
+	fuse_reply_attr(req, &st, dm->attr_timeout);
+}
+
+static int do_readlink(struct czfs_daemon *dm, fuse_ino_t ino, char *buf)
+{
+	struct czfs_inode_info ii;
+	struct czfs_thread *t;
+	long n;
+	int err;
+
+	err = read_inode(dm, ino, &ii);
+	if (err)
+		return err;
+	if (!S_ISLNK(ii.mode))
+		return -EINVAL;
+	t = czfs_thread_get();
+	if (!t)
+		return -ENOMEM;
+	n = czfs_file_pread(dm->fs, t->codec, &ii, buf, ii.size, 0);
+	if (n < 0)
+		return (int)n;
+	if ((uint64_t)n != ii.size || memchr(buf, 0, (size_t)n)) {
+		czfs_err("symlink %llu: bad target", (unsigned long long)ino);
+		return -EFSCORRUPTED;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+static void czfs_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[CZFS_SYMLINK_MAX + 1];
+	int err = do_readlink(req_daemon(req), ino, buf);
+
+	if (err)
+		fuse_reply_err(req, czfs_reply_errno(err));
+	else
+		fuse_reply_readlink(req, buf);
+}
+
+static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct czfs_daemon *dm = req_daemon(req);
+	const struct czfs_cp_info *cp = &dm->fs->cp;
+	struct statvfs sv = {
+		.f_bsize = CZFS_BLOCK_SIZE,
+		.f_frsize = CZFS_BLOCK_SIZE,
+		.f_blocks = cp->max_blocks,
+		.f_bfree = cp->max_blocks - cp->used_blocks,
+		.f_bavail = cp->max_blocks - cp->used_blocks,
+		.f_files = cp->inode_count + (CZFS_MAX_INO - cp->next_ino),
+		.f_ffree = CZFS_MAX_INO - cp->next_ino,
+		.f_favail = CZFS_MAX_INO - cp->next_ino,
+		.f_namemax = CZFS_NAME_MAX,
+	};
+
+	fuse_reply_statfs(req, &sv);
+}
+
+static int do_getxattr(struct czfs_daemon *dm, fuse_ino_t ino,
+		       const char *name, void *buf, size_t size)
+{
+	struct czfs_inode_info ii;
+	int ret;
+
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	ret = czfs_inode_read(&dm->fs->tree, ino, &ii);
+	if (!ret)
+		ret = czfs_xattr_get(dm->fs, ino, name, buf, size);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return ret;
+}
+
+static void czfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			  size_t size)
+{
+	char *buf = NULL;
+	int ret;
+
+	if (size && !(buf = malloc(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = do_getxattr(req_daemon(req), ino, name, buf, size);
+	if (ret < 0)
+		fuse_reply_err(req, czfs_reply_errno(ret));
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)ret);
+	else
+		fuse_reply_buf(req, buf, (size_t)ret);
+	free(buf);
+}
+
+static void czfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct czfs_daemon *dm = req_daemon(req);
+	struct czfs_inode_info ii;
+	char *buf = NULL;
+	int ret;
+
+	if (size && !(buf = malloc(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	ret = czfs_inode_read(&dm->fs->tree, ino, &ii);
+	if (!ret)
+		ret = czfs_xattr_list(dm->fs, ino, buf, size);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	if (ret < 0)
+		fuse_reply_err(req, czfs_reply_errno(ret));
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)ret);
+	else
+		fuse_reply_buf(req, buf, (size_t)ret);
+	free(buf);
+}
+
+static void czfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			  const char *value, size_t size, int flags)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void czfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+/* Permission bits are checked by the kernel (default_permissions). */
+static void czfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct czfs_daemon *dm = req_daemon(req);
+
+	fuse_reply_err(req, (mask & W_OK) && !dm->opts.rw ? EROFS : 0);
+}
+
+void czfs_ops_inode(struct fuse_lowlevel_ops *ops)
+{
+	ops->lookup = czfs_lookup;
+	ops->getattr = czfs_getattr;
+	ops->readlink = czfs_readlink;
+	ops->statfs = czfs_statfs;
+	ops->getxattr = czfs_getxattr;
+	ops->listxattr = czfs_listxattr;
+	ops->setxattr = czfs_setxattr;
+	ops->removexattr = czfs_removexattr;
+	ops->access = czfs_access;
+}

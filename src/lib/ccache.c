@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/* Cluster cache: hash of (ino, idx) → pool run, LRU eviction. */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "ccache.h"
+#include "pagepool.h"
+#include "util.h"
+
+struct czfs_ccache {
+	pthread_mutex_t lock;
+	pthread_cond_t loaded;		/* broadcast when a load ends */
+	struct czfs_pool *pool;
+	struct czfs_centry **hash;
+	uint64_t hmask;
+	struct czfs_centry lru;		/* list head: next = oldest */
+	uint64_t nr, max;
+	struct czfs_ccache_stats st;
+};
+
+static uint64_t ce_hash(const struct czfs_ccache *cc, uint64_t ino, uint64_t idx)
+{
+	uint64_t h = ino * 0x9e3779b97f4a7c15ull ^ (idx + 0x632be59bd9b4e019ull);
+
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (h ^ (h >> 32)) & cc->hmask;
+}
+
+static void lru_del(struct czfs_centry *e)
+{
+	e->lru_prev->lru_next = e->lru_next;
+	e->lru_next->lru_prev = e->lru_prev;
+	e->lru_prev = e->lru_next = NULL;
+}
+
+static void lru_add_tail(struct czfs_ccache *cc, struct czfs_centry *e)
+{
+	e->lru_prev = cc->lru.lru_prev;
+	e->lru_next = &cc->lru;
+	cc->lru.lru_prev->lru_next = e;
+	cc->lru.lru_prev = e;
+}
+
+static struct czfs_centry *hash_find(struct czfs_ccache *cc, uint64_t ino,
+				     uint64_t idx)
+{
+	struct czfs_centry *e = cc->hash[ce_hash(cc, ino, idx)];
+
+	while (e && (e->ino != ino || e->idx != idx))
+		e = e->hnext;
+	return e;
+}
+
+static void hash_del(struct czfs_ccache *cc, struct czfs_centry *e)
+{
+	struct czfs_centry **pp = &cc->hash[ce_hash(cc, e->ino, e->idx)];
+
+	while (*pp != e)
+		pp = &(*pp)->hnext;
+	*pp = e->hnext;
+	e->dead = true;
+	cc->nr--;
+}
+
+static void entry_free(struct czfs_ccache *cc, struct czfs_centry *e)
+{
+	if (e->page != CZFS_NO_PAGE)
+		czfs_pool_free(cc->pool, e->page, e->order);
+	free(e);
+}
+
+/* Evict the oldest unreferenced entry; returns pages freed, 0 if none. */
+static unsigned evict_one(struct czfs_ccache *cc)
+{
+	struct czfs_centry *e = cc->lru.lru_next;
+	unsigned pages;
+
+	if (e == &cc->lru)
+		return 0;
+	lru_del(e);
+	hash_del(cc, e);
+	pages = e->page == CZFS_NO_PAGE ? 1 : 1u << e->order;
+	entry_free(cc, e);
+	cc->st.evictions++;
+	return pages;
+}
+
+int czfs_ccache_create(struct czfs_pool *pool, unsigned max_entries,
+		       struct czfs_ccache **out)
+{
+	struct czfs_pool_stats ps;
+	struct czfs_ccache *cc;
+	uint64_t buckets = 1024;
+
+	czfs_pool_get_stats(pool, &ps);
+	cc = calloc(1, sizeof(*cc));
+	if (!cc)
+		return -ENOMEM;
+	cc->max = max_entries ? max_entries : ps.pages;
+	while (buckets < cc->max)
+		buckets <<= 1;
+	cc->hash = calloc(buckets, sizeof(*cc->hash));
+	if (!cc->hash) {
+		free(cc);
+		return -ENOMEM;
+	}
+	cc->hmask = buckets - 1;
+	cc->pool = pool;
+	cc->lru.lru_next = cc->lru.lru_prev = &cc->lru;
+	pthread_mutex_init(&cc->lock, NULL);
+	pthread_cond_init(&cc->loaded, NULL);
+	*out = cc;
+	return 0;
+}
+
+void czfs_ccache_destroy(struct czfs_ccache *cc)
+{
+	if (!cc)
+		return;
+	for (uint64_t b = 0; b <= cc->hmask; b++) {
+		while (cc->hash[b]) {
+			struct czfs_centry *e = cc->hash[b];
+
+			cc->hash[b] = e->hnext;
+			entry_free(cc, e);
+		}
+	}
+	pthread_cond_destroy(&cc->loaded);
+	pthread_mutex_destroy(&cc->lock);
+	free(cc->hash);
+	free(cc);
+}
+
+static struct czfs_centry *insert_loading(struct czfs_ccache *cc, uint64_t ino,
+					  uint64_t idx)
+{
+	struct czfs_centry *e = calloc(1, sizeof(*e));
+	uint64_t b;
+
+	if (!e)
+		return NULL;
+	if (cc->nr >= cc->max)
+		evict_one(cc);
+	e->ino = ino;
+	e->idx = idx;
+	e->page = CZFS_NO_PAGE;
+	e->state = CZFS_CE_LOADING;
+	e->refs = 1;
+	b = ce_hash(cc, ino, idx);
+	e->hnext = cc->hash[b];
+	cc->hash[b] = e;
+	cc->nr++;
+	return e;
+}
+
+int czfs_ccache_get(struct czfs_ccache *cc, uint64_t ino, uint64_t idx,
+		    bool create, struct czfs_centry **out)
+{
+	struct czfs_centry *e;
+	int ret = 0;
+
+	pthread_mutex_lock(&cc->lock);
+	for (;;) {
+		e = hash_find(cc, ino, idx);
+		if (!e || e->state == CZFS_CE_READY)
+			break;
+		cc->st.waits++;
+		pthread_cond_wait(&cc->loaded, &cc->lock);
+	}
+	if (e) {
+		if (!e->refs++)
+			lru_del(e);
+		cc->st.hits++;
+	} else if (!create) {
+		ret = -ENOENT;
+	} else {
+		e = insert_loading(cc, ino, idx);
+		ret = e ? 1 : -ENOMEM;
+		cc->st.misses += !!e;
+	}
+	pthread_mutex_unlock(&cc->lock);
+	*out = e;
+	return ret;
+}
+
+int czfs_ccache_alloc_run(struct czfs_ccache *cc, struct czfs_centry *e,
+			  unsigned order)
+{
+	int err;
+
+	while ((err = czfs_pool_alloc(cc->pool, order, &e->page))) {
+		unsigned freed;
+
+		pthread_mutex_lock(&cc->lock);
+		freed = evict_one(cc);
+		pthread_mutex_unlock(&cc->lock);
+		if (!freed) {
+			e->page = CZFS_NO_PAGE;
+			return err;
+		}
+	}
+	e->order = (uint8_t)order;
+	return 0;
+}
+
+static void put_locked(struct czfs_ccache *cc, struct czfs_centry *e)
+{
+	if (--e->refs)
+		return;
+	if (e->dead)
+		entry_free(cc, e);
+	else
+		lru_add_tail(cc, e);
+}
+
+void czfs_ccache_loaded(struct czfs_ccache *cc, struct czfs_centry *e, int err)
+{
+	pthread_mutex_lock(&cc->lock);
+	if (err) {
+		if (!e->dead)
+			hash_del(cc, e);
+	} else {
+		e->state = CZFS_CE_READY;
+	}
+	pthread_cond_broadcast(&cc->loaded);
+	pthread_mutex_unlock(&cc->lock);
+}
+
+void czfs_ccache_put(struct czfs_ccache *cc, struct czfs_centry *e)
+{
+	pthread_mutex_lock(&cc->lock);
+	put_locked(cc, e);
+	pthread_mutex_unlock(&cc->lock);
+}
+
+bool czfs_ccache_contains(struct czfs_ccache *cc, uint64_t ino, uint64_t idx)
+{
+	bool found;
+
+	pthread_mutex_lock(&cc->lock);
+	found = hash_find(cc, ino, idx) != NULL;
+	pthread_mutex_unlock(&cc->lock);
+	return found;
+}
+
+void czfs_ccache_invalidate(struct czfs_ccache *cc, uint64_t ino, uint64_t from)
+{
+	pthread_mutex_lock(&cc->lock);
+	for (uint64_t b = 0; b <= cc->hmask; b++) {
+		struct czfs_centry *e = cc->hash[b], *next;
+
+		for (; e; e = next) {
+			next = e->hnext;
+			if (e->ino != ino || e->idx < from)
+				continue;
+			hash_del(cc, e);
+			if (!e->refs) {
+				lru_del(e);
+				entry_free(cc, e);
+			}
+		}
+	}
+	pthread_mutex_unlock(&cc->lock);
+}
+
+unsigned czfs_ccache_shrink(struct czfs_ccache *cc, unsigned n)
+{
+	unsigned freed = 0, got;
+
+	pthread_mutex_lock(&cc->lock);
+	while (freed < n && (got = evict_one(cc)))
+		freed += got;
+	pthread_mutex_unlock(&cc->lock);
+	return freed;
+}
+
+void czfs_ccache_get_stats(struct czfs_ccache *cc, struct czfs_ccache_stats *st)
+{
+	pthread_mutex_lock(&cc->lock);
+	*st = cc->st;
+	st->entries = cc->nr;
+	pthread_mutex_unlock(&cc->lock);
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cluster cache: decompressed clusters in page-pool pages, keyed by
+ * (inode, cluster index), as f2fs keeps a cluster's pages together.
+ *
+ * An entry is LOADING while one thread fills it (others wait for it) and
+ * READY afterwards.  Unreferenced READY entries sit on an LRU list; when
+ * the pool has no run to give, the least recently used entries are
+ * evicted.  A hole is an entry without pages (page == CZFS_NO_PAGE).
+ *
+ * Threads: every function is safe to call concurrently.
+ */
+#ifndef CZFS_CCACHE_H
+#define CZFS_CCACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct czfs_pool;
+
+enum czfs_centry_state {
+	CZFS_CE_LOADING,
+	CZFS_CE_READY,
+};
+
+struct czfs_centry {
+	uint64_t ino, idx;
+	uint32_t page;			/* first page of the run, or NO_PAGE */
+	uint8_t order;			/* run of 2^order pages */
+	uint8_t state;			/* enum czfs_centry_state */
+	uint32_t len;			/* bytes of file data held */
+	/* private to ccache.c */
+	unsigned refs;
+	bool dead;			/* failed or invalidated: not in the hash */
+	struct czfs_centry *hnext, *lru_prev, *lru_next;
+};
+
+struct czfs_ccache;
+
+struct czfs_ccache_stats {
+	uint64_t hits, misses, waits, evictions, entries;
+};
+
+/* A cache over pool holding at most max_entries entries (0 = pool pages). */
+int czfs_ccache_create(struct czfs_pool *pool, unsigned max_entries,
+		       struct czfs_ccache **out);
+void czfs_ccache_destroy(struct czfs_ccache *cc);	/* accepts NULL */
+
+/*
+ * Find (ino, idx).  READY: returns 0 with a reference in *e.  Being loaded
+ * by another thread: waits, then as READY (or tries again if that load
+ * failed).  Absent: with create, inserts a LOADING entry and returns 1:
+ * the caller must fill it (czfs_ccache_alloc_run, then write the pages)
+ * and call czfs_ccache_loaded; without create returns -ENOENT.
+ */
+int czfs_ccache_get(struct czfs_ccache *cc, uint64_t ino, uint64_t idx,
+		    bool create, struct czfs_centry **e);
+
+/*
+ * Give a LOADING entry a run of 2^order pages, evicting unreferenced
+ * entries as needed.  Returns 0, or -ENOMEM when every page is in use.
+ */
+int czfs_ccache_alloc_run(struct czfs_ccache *cc, struct czfs_centry *e,
+			  unsigned order);
+
+/* The loader is done: err == 0 makes the entry READY, else drops it. */
+void czfs_ccache_loaded(struct czfs_ccache *cc, struct czfs_centry *e, int err);
+
+void czfs_ccache_put(struct czfs_ccache *cc, struct czfs_centry *e);
+
+/* True if (ino, idx) is cached or being loaded. */
+bool czfs_ccache_contains(struct czfs_ccache *cc, uint64_t ino, uint64_t idx);
+
+/* Drop every entry of ino with idx >= from (referenced ones die on put). */
+void czfs_ccache_invalidate(struct czfs_ccache *cc, uint64_t ino, uint64_t from);
+
+/* Evict unreferenced entries until n pages were freed (or none is left). */
+unsigned czfs_ccache_shrink(struct czfs_ccache *cc, unsigned n);
+
+void czfs_ccache_get_stats(struct czfs_ccache *cc, struct czfs_ccache_stats *st);
+
+#endif /* CZFS_CCACHE_H */

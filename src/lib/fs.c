@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/* Opening an image: every structure checked before anything is served. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <sys/file.h>
+
+#include "bdev.h"
+#include "fs.h"
+#include "inode.h"
+#include "log.h"
+#include "util.h"
+
+#define CZFS_DEFAULT_NODE_CACHE	16384	/* nodes: 64 MiB */
+
+static int fs_read_super(struct czfs_fs *fs)
+{
+	bool ro_only = false;
+	void *blk;
+	int err;
+
+	if (posix_memalign(&blk, CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE))
+		return -ENOMEM;
+	if (fs->bdev->size < CZFS_BLOCK_SIZE * CZFS_FIRST_DATA_BLKADDR) {
+		czfs_err("image too small (%llu bytes) to be a czfs image",
+			 (unsigned long long)fs->bdev->size);
+		err = -EINVAL;
+		goto out;
+	}
+	err = czfs_bdev_read(fs->bdev, blk, CZFS_BLOCK_SIZE, 0);
+	if (err)
+		goto out;
+	err = czfs_super_decode(blk, &fs->sb, &ro_only);
+	if (!err && ro_only && !fs->rdonly) {
+		czfs_err("image has read-only compatible features this version "
+			 "does not know: open it read-only");
+		err = -EROFS;
+	}
+out:
+	free(blk);
+	return err;
+}
+
+/* The image must hold every block the checkpoint says it has. */
+static int fs_check_size(struct czfs_fs *fs)
+{
+	uint64_t need = fs->cp.image_blocks * CZFS_BLOCK_SIZE;
+
+	if (fs->bdev->size >= need)
+		return 0;
+	czfs_err("image truncated: %llu bytes, the checkpoint needs %llu",
+		 (unsigned long long)fs->bdev->size, (unsigned long long)need);
+	return -EFSCORRUPTED;
+}
+
+static int fs_open_tree(struct czfs_fs *fs, unsigned cache_nodes)
+{
+	struct czfs_node *root;
+	int err;
+
+	err = czfs_nodecache_create(fs->bdev, fs->cp.max_blocks,
+				    cache_nodes ?: CZFS_DEFAULT_NODE_CACHE,
+				    &fs->nc);
+	if (err)
+		return err;
+	fs->tree = (struct czfs_btree){
+		.nc = fs->nc,
+		.root_blkaddr = fs->cp.root_blkaddr,
+		.root_generation = fs->cp.root_generation,
+		.root_level = fs->cp.root_level,
+		.max_blocks = fs->cp.max_blocks,
+		.bdev = fs->bdev,
+	};
+	err = czfs_node_get(fs->nc, fs->cp.root_blkaddr, fs->cp.root_generation,
+			    (int)fs->cp.root_level, &root);
+	if (err)
+		return err;
+	czfs_node_put(fs->nc, root);
+	return 0;
+}
+
+static int fs_check_root(struct czfs_fs *fs)
+{
+	struct czfs_inode_info root;
+	int err;
+
+	err = czfs_inode_read(&fs->tree, CZFS_ROOT_INO, &root);
+	if (err == -ENOENT) {
+		czfs_err("root directory missing");
+		return -EFSCORRUPTED;
+	}
+	if (!err && !S_ISDIR(root.mode)) {
+		czfs_err("root inode is not a directory");
+		err = -EFSCORRUPTED;
+	}
+	return err;
+}
+
+/* One writer or many readers per image, across processes (fsck too). */
+static int fs_lock_image(struct czfs_fs *fs)
+{
+	int fd = czfs_bdev_fd(fs->bdev);
+
+	if (fd < 0)
+		return 0;
+	if (!flock(fd, (fs->rdonly ? LOCK_SH : LOCK_EX) | LOCK_NB))
+		return 0;
+	czfs_err("image is in use (mounted or being checked)");
+	return -EBUSY;
+}
+
+int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,
+		      struct czfs_fs **out)
+{
+	struct czfs_fs *fs;
+	int err;
+
+	fs = calloc(1, sizeof(*fs));
+	if (!fs) {
+		czfs_bdev_close(bdev);
+		return -ENOMEM;
+	}
+	fs->bdev = bdev;
+	fs->rdonly = opts->flags & CZFS_OPEN_RDONLY;
+	pthread_rwlock_init(&fs->lock, NULL);
+	err = fs_lock_image(fs);
+	if (!err)
+		err = fs_read_super(fs);
+	if (!err)
+		err = czfs_cp_load(bdev, &fs->sb, &fs->cp);
+	if (!err)
+		err = fs_check_size(fs);
+	if (!err)
+		err = fs_open_tree(fs, opts->node_cache_nodes);
+	if (!err && !(fs->rdonly && (opts->flags & CZFS_OPEN_NOSMAP)))
+		err = czfs_smap_load(&fs->smap, bdev, &fs->cp);
+	if (!err)
+		err = fs_check_root(fs);
+	if (err) {
+		czfs_fs_close(fs);
+		return err;
+	}
+	*out = fs;
+	return 0;
+}
+
+int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
+		 struct czfs_fs **out)
+{
+	struct czfs_bdev *bdev;
+	unsigned flags = 0;
+	int err;
+
+	if (opts->flags & CZFS_OPEN_RDONLY)
+		flags |= CZFS_BDEV_RDONLY;
+	if (opts->flags & CZFS_OPEN_DIRECT)
+		flags |= CZFS_BDEV_DIRECT;
+	err = czfs_bdev_open(path, flags, &bdev);
+	if (err) {
+		czfs_err("%s: %s", path, strerror(-err));
+		return err;
+	}
+	return czfs_fs_open_bdev(bdev, opts, out);
+}
+
+void czfs_fs_close(struct czfs_fs *fs)
+{
+	if (!fs)
+		return;
+	czfs_smap_destroy(&fs->smap);
+	czfs_nodecache_destroy(fs->nc);
+	czfs_bdev_close(fs->bdev);
+	pthread_rwlock_destroy(&fs->lock);
+	free(fs);
+}

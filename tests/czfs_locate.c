@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Test helper: where does a structure of an image live?  The damaged-image
+ * tests use it to flip bits in exactly the structure they mean to break.
+ *
+ *   czfs-locate IMAGE PATH leaf         block of the leaf holding PATH's inode
+ *   czfs-locate IMAGE PATH cluster N    "blkaddr nblocks kind" of cluster N
+ *   czfs-locate IMAGE - root            block of the root node
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "btree.h"
+#include "cluster.h"
+#include "dir.h"
+#include "fs.h"
+#include "inode.h"
+#include "log.h"
+
+static int walk(struct czfs_fs *fs, const char *path, uint64_t *ino)
+{
+	char buf[4096], *save, *name;
+	unsigned type;
+	int err = 0;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	*ino = CZFS_ROOT_INO;
+	for (name = strtok_r(buf, "/", &save); name && !err;
+	     name = strtok_r(NULL, "/", &save))
+		err = czfs_dir_lookup(fs, *ino, name, strlen(name), ino, &type);
+	return err;
+}
+
+static int print_leaf(struct czfs_fs *fs, uint64_t ino)
+{
+	struct czfs_key key = { ino, CZFS_ITEM_INODE, 0 };
+	struct czfs_btree_path path = { 0 };
+	int ret = czfs_btree_search(&fs->tree, &key, &path);
+
+	if (ret == 0)
+		printf("%llu\n", (unsigned long long)path.nodes[0]->blkaddr);
+	czfs_btree_path_release(&fs->tree, &path);
+	return ret == 0 ? 0 : -ENOENT;
+}
+
+static int print_cluster(struct czfs_fs *fs, uint64_t ino, uint64_t idx)
+{
+	uint8_t inl[CZFS_INLINE_MAX];
+	struct czfs_inode_info ii;
+	struct czfs_cluster_info ci;
+	int err = czfs_inode_read(&fs->tree, ino, &ii);
+
+	if (!err)
+		err = czfs_cluster_lookup(fs, &ii, idx, &ci, inl);
+	if (!err)
+		printf("%llu %u %u\n", (unsigned long long)ci.blkaddr, ci.nblocks,
+		       ci.kind);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	struct czfs_fs_opts opts = { .flags = CZFS_OPEN_RDONLY | CZFS_OPEN_NOSMAP };
+	struct czfs_fs *fs;
+	uint64_t ino = CZFS_ROOT_INO;
+	int err;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: czfs-locate IMAGE PATH leaf|cluster N|root\n");
+		return 2;
+	}
+	czfs_log_set_sink(czfs_log_stderr, CZFS_LOG_WARN);
+	err = czfs_fs_open(argv[1], &opts, &fs);
+	if (err)
+		return 1;
+	if (strcmp(argv[3], "root"))
+		err = walk(fs, argv[2], &ino);
+	if (!err && !strcmp(argv[3], "leaf"))
+		err = print_leaf(fs, ino);
+	else if (!err && !strcmp(argv[3], "cluster") && argc > 4)
+		err = print_cluster(fs, ino, strtoull(argv[4], NULL, 0));
+	else if (!err && !strcmp(argv[3], "root"))
+		printf("%llu\n", (unsigned long long)fs->cp.root_blkaddr);
+	else if (!err)
+		err = -EINVAL;
+	if (err)
+		fprintf(stderr, "czfs-locate: %s\n", strerror(-err));
+	czfs_fs_close(fs);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,38 @@
+#!/bin/bash
+# Files past 4 GiB (sparse source), holes and all-zero clusters.
+. "$top_srcdir/tests/integration/lib.sh"
+require_fuse
+
+mkdir -p "$T/src"
+f="$T/src/big"
+truncate -s 5G "$f"
+for off in 0 4294967295 4294971392 5368705024; do
+	printf 'czfs@%s' "$off" | dd of="$f" bs=1 seek="$off" conv=notrunc status=none
+done
+truncate -s 5G "$f"
+head -c 300000 /dev/urandom | dd of="$f" bs=4096 seek=262144 conv=notrunc status=none
+truncate -s 5G "$f"
+head -c 10485760 /dev/zero >"$T/src/zeros"
+: >"$T/src/empty"
+
+start=$(date +%s)
+"$MKFS" -q -d "$T/src" "$T/img"
+[ $(( $(date +%s) - start )) -lt 60 ] || fail "mkfs of a sparse 5 GiB file took over a minute"
+size=$(stat -c %s "$T/img")
+[ "$size" -lt $((8 << 20)) ] || fail "image of sparse and zero files is $size bytes"
+
+czfs_mount "$T/img" "$T/mnt"
+[ "$(stat -c %s "$T/mnt/big")" = 5368709120 ] || fail "size of the 5 GiB file"
+for off in 0 4294967295 4294971392 5368705024; do
+	want="czfs@$off"
+	got=$(dd if="$T/mnt/big" bs=1 skip="$off" count=${#want} status=none)
+	[ "$got" = "$want" ] || fail "at offset $off: '$got'"
+done
+cmp <(dd if="$f" bs=4096 skip=262144 count=80 status=none) \
+    <(dd if="$T/mnt/big" bs=4096 skip=262144 count=80 status=none) ||
+	fail "random data at 1 GiB"
+cmp "$f" "$T/mnt/big" || fail "whole 5 GiB file differs"
+cmp "$T/src/zeros" "$T/mnt/zeros" || fail "all-zero file"
+[ "$(stat -c %b "$T/mnt/zeros")" = 0 ] || fail "all-zero file takes blocks"
+[ "$(stat -c %s "$T/mnt/empty")" = 0 ] || fail "empty file"
+czfs_umount "$T/mnt"

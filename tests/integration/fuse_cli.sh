@@ -1,0 +1,32 @@
+#!/bin/bash
+# czfs-fuse command line: help, version, and clear errors for bad input.
+. "$top_srcdir/tests/integration/lib.sh"
+
+"$FUSE" --help >"$T/out" || fail "--help exit status"
+grep -q "usage: czfs-fuse IMAGE MOUNTPOINT" "$T/out" || fail "--help text"
+grep -q "cache_size" "$T/out" || fail "--help lists czfs options"
+"$FUSE" --version >"$T/out" || fail "--version exit status"
+grep -q "czfs-fuse (czfs) [0-9]" "$T/out" || fail "--version text"
+
+# expect_error MESSAGE ARGS...: czfs-fuse exits non-zero saying MESSAGE
+expect_error() {
+	local msg=$1 st=0
+	shift
+	timeout 20 "$FUSE" "$@" -f >"$T/out" 2>&1 || st=$?
+	[ "$st" -ne 0 ] && [ "$st" -lt 124 ] || fail "czfs-fuse $* exited $st"
+	grep -qi -- "$msg" "$T/out" || fail "czfs-fuse $*: '$(cat "$T/out")' lacks '$msg'"
+}
+
+mkdir -p "$T/src" "$T/mnt"
+echo hi >"$T/src/f"
+"$MKFS" -q -d "$T/src" "$T/img"
+head -c 100000 /dev/urandom >"$T/junk"
+
+expect_error "usage" "$T/img"
+expect_error "No such file" "$T/nonexistent" "$T/mnt"
+expect_error "not a czfs image" "$T/junk" "$T/mnt"
+expect_error "bad value" "$T/img" "$T/mnt" -o cache_size=abc
+expect_error "bad value" "$T/img" "$T/mnt" -o readahead=0
+expect_error "read-write" "$T/img" "$T/mnt" -o rw
+expect_error "invalid argument\|unknown option" "$T/img" "$T/mnt" -o no_such_option
+! mountpoint -q "$T/mnt" || fail "something got mounted"

@@ -1,0 +1,123 @@
+# Shared helpers for the mounted integration tests (sourced, bash).
+#
+# Every test runs in its own temporary directory; mounts and daemons are
+# torn down by an EXIT trap even when a check fails.  A daemon that exits
+# with an error (a crash, a sanitizer report) fails the test.
+
+set -euo pipefail
+
+: "${top_builddir:?run through make check (top_builddir unset)}"
+: "${top_srcdir:?run through make check (top_srcdir unset)}"
+
+MKFS="$top_builddir/mkfs/mkfs.czfs"
+FUSE="$top_builddir/src/fuse/czfs-fuse"
+CORPUS="${CZFS_CORPUS:-$top_srcdir/../shared/corpus/silesia}"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/czfs-test.XXXXXX")
+declare -a CZFS_MOUNTS=() CZFS_PIDS=()
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+note() {
+	echo "# $*"
+}
+
+# Unmount everything we mounted, stop the daemons, check how they ended.
+czfs_cleanup() {
+	local rc=$? i
+	for i in "${!CZFS_MOUNTS[@]}"; do
+		czfs_umount_at "$i" || rc=1
+	done
+	rm -rf "$T"
+	exit $rc
+}
+trap czfs_cleanup EXIT
+
+# czfs_mount IMAGE MNT [czfs-fuse options...]: mount in the foreground
+# daemon mode (-f) in the background, wait until the mount is live.
+czfs_mount() {
+	local image=$1 mnt=$2 log i
+	shift 2
+	mkdir -p "$mnt"
+	log="$T/daemon.$(basename "$mnt").log"
+	"$FUSE" "$image" "$mnt" -f "$@" 2>"$log" &
+	CZFS_PIDS+=($!)
+	CZFS_MOUNTS+=("$mnt")
+	for i in $(seq 1 100); do
+		if mountpoint -q "$mnt"; then
+			return 0
+		fi
+		if ! kill -0 "${CZFS_PIDS[-1]}" 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	cat "$log" >&2
+	fail "mount of $image on $mnt did not come up"
+}
+
+czfs_umount_at() {
+	local i=$1 mnt=${CZFS_MOUNTS[$1]} pid=${CZFS_PIDS[$1]} st=0
+	[ -n "$mnt" ] || return 0
+	if mountpoint -q "$mnt"; then
+		fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" || true
+	fi
+	wait "$pid" || st=$?
+	CZFS_MOUNTS[$i]=""
+	if [ "$st" -ne 0 ]; then
+		echo "daemon for $mnt exited with status $st:" >&2
+		cat "$T/daemon.$(basename "$mnt").log" >&2
+		return 1
+	fi
+	return 0
+}
+
+# czfs_umount MNT: unmount one mount and check its daemon ended cleanly.
+czfs_umount() {
+	local i
+	for i in "${!CZFS_MOUNTS[@]}"; do
+		if [ "${CZFS_MOUNTS[$i]}" = "$1" ]; then
+			czfs_umount_at "$i" || fail "daemon for $1 failed"
+			return 0
+		fi
+	done
+	fail "$1 is not mounted by this test"
+}
+
+# The daemon log of a mount point.
+czfs_log() {
+	cat "$T/daemon.$(basename "$1").log"
+}
+
+# Unzip the Silesia corpus (or some of its files) into DIR.
+corpus_unzip() {
+	local dir=$1 f
+	shift
+	[ -d "$CORPUS" ] || fail "corpus not found at $CORPUS"
+	mkdir -p "$dir"
+	for f in "${@:-dickens mr nci ooffice osdb reymont xml}"; do
+		for f in $f; do
+			unzip -qo "$CORPUS/$f.zip" -d "$dir"
+		done
+	done
+}
+
+# Listing of a tree with every attribute czfs preserves, for comparison.
+tree_manifest() {
+	(cd "$1" && find . -mindepth 1 -printf '%p %y %m %U %G %n %s %T@ %l\n' |
+		LC_ALL=C sort)
+}
+
+tree_xattrs() {
+	(cd "$1" && getfattr -R -h -d -m - --absolute-names . 2>/dev/null |
+		grep -v '^$' | LC_ALL=C sort) || true
+}
+
+# Require root and /dev/fuse: CI has both, so this is a hard failure.
+require_fuse() {
+	[ "$(id -u)" = 0 ] || fail "mounted tests need root"
+	[ -c /dev/fuse ] || fail "mounted tests need /dev/fuse"
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests: cluster cache (load protocol, LRU eviction, invalidation). */
+#include "config.h"
+
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ccache.h"
+#include "pagepool.h"
+#include "util.h"
+
+static struct czfs_pool *pool;
+static struct czfs_ccache *cc;
+
+static void setup(void)
+{
+	/* 256 pages: room for 16 clusters of 16 pages */
+	ck_assert_int_eq(czfs_pool_create(256 * 4096, 0, &pool), 0);
+	ck_assert_int_eq(czfs_ccache_create(pool, 0, &cc), 0);
+}
+
+static void teardown(void)
+{
+	czfs_ccache_destroy(cc);
+	czfs_pool_destroy(pool);
+}
+
+/* Load (ino, idx) with a 16-page run filled with a marker byte. */
+static struct czfs_centry *load(uint64_t ino, uint64_t idx, int *ret)
+{
+	struct czfs_centry *e;
+
+	*ret = czfs_ccache_get(cc, ino, idx, true, &e);
+	if (*ret == 1) {
+		ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 4), 0);
+		memset(czfs_pool_addr(pool, e->page), (int)(ino + idx), 16 * 4096);
+		e->len = 16 * 4096;
+		czfs_ccache_loaded(cc, e, 0);
+	}
+	return e;
+}
+
+START_TEST(miss_then_hit)
+{
+	struct czfs_centry *e, *again;
+	struct czfs_ccache_stats st;
+	int ret;
+
+	e = load(5, 0, &ret);
+	ck_assert_int_eq(ret, 1);		/* first: the caller loads */
+	czfs_ccache_put(cc, e);
+	again = load(5, 0, &ret);
+	ck_assert_int_eq(ret, 0);		/* then: a hit */
+	ck_assert_ptr_eq(again, e);
+	ck_assert_uint_eq(*(uint8_t *)czfs_pool_addr(pool, e->page), 5);
+	czfs_ccache_put(cc, again);
+	ck_assert_int_eq(czfs_ccache_get(cc, 6, 0, false, &e), -ENOENT);
+	czfs_ccache_get_stats(cc, &st);
+	ck_assert_uint_eq(st.hits, 1);
+	ck_assert_uint_eq(st.misses, 1);
+}
+END_TEST
+
+START_TEST(lru_eviction_keeps_referenced_entries)
+{
+	struct czfs_centry *held, *e;
+	int ret;
+
+	/* given one referenced entry and 15 unreferenced ones filling the pool */
+	held = load(1, 0, &ret);
+	for (uint64_t i = 1; i < 16; i++)
+		czfs_ccache_put(cc, load(1, i, &ret));
+	/* when a 17th cluster is loaded */
+	e = load(1, 100, &ret);
+	ck_assert_int_eq(ret, 1);
+	czfs_ccache_put(cc, e);
+	/* then the oldest unreferenced one went, the referenced one stayed */
+	ck_assert(!czfs_ccache_contains(cc, 1, 1));
+	ck_assert(czfs_ccache_contains(cc, 1, 0));
+	ck_assert(czfs_ccache_contains(cc, 1, 15));
+	ck_assert_uint_eq(*(uint8_t *)czfs_pool_addr(pool, held->page), 1);
+	czfs_ccache_put(cc, held);
+}
+END_TEST
+
+START_TEST(all_referenced_gives_enomem)
+{
+	struct czfs_centry *ents[16], *e;
+	int ret;
+
+	for (uint64_t i = 0; i < 16; i++)
+		ents[i] = load(2, i, &ret);
+	ck_assert_int_eq(czfs_ccache_get(cc, 2, 99, true, &e), 1);
+	ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 4), -ENOMEM);
+	czfs_ccache_loaded(cc, e, -ENOMEM);
+	czfs_ccache_put(cc, e);
+	ck_assert(!czfs_ccache_contains(cc, 2, 99));	/* failed load dropped */
+	for (unsigned i = 0; i < 16; i++)
+		czfs_ccache_put(cc, ents[i]);
+}
+END_TEST
+
+START_TEST(holes_take_no_pages)
+{
+	struct czfs_centry *e;
+	struct czfs_pool_stats st;
+
+	ck_assert_int_eq(czfs_ccache_get(cc, 3, 7, true, &e), 1);
+	e->len = 65536;
+	czfs_ccache_loaded(cc, e, 0);
+	ck_assert_uint_eq(e->page, CZFS_NO_PAGE);
+	czfs_ccache_put(cc, e);
+	czfs_pool_get_stats(pool, &st);
+	ck_assert_uint_eq(st.used, 0);
+	ck_assert(czfs_ccache_contains(cc, 3, 7));
+}
+END_TEST
+
+START_TEST(invalidate_drops_range_even_when_referenced)
+{
+	struct czfs_centry *held;
+	struct czfs_pool_stats st;
+	int ret;
+
+	held = load(4, 3, &ret);
+	czfs_ccache_put(cc, load(4, 1, &ret));
+	czfs_ccache_put(cc, load(4, 5, &ret));
+	czfs_ccache_invalidate(cc, 4, 2);
+	ck_assert(czfs_ccache_contains(cc, 4, 1));
+	ck_assert(!czfs_ccache_contains(cc, 4, 3));
+	ck_assert(!czfs_ccache_contains(cc, 4, 5));
+	/* the held entry's pages stay valid until it is put */
+	ck_assert_uint_eq(*(uint8_t *)czfs_pool_addr(pool, held->page), 7);
+	czfs_ccache_put(cc, held);
+	czfs_pool_get_stats(pool, &st);
+	ck_assert_uint_eq(st.used, 16);	/* only (4, 1) is left */
+}
+END_TEST
+
+struct waiter {
+	int ret;
+	struct czfs_centry *e;
+};
+
+static void *wait_for_load(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->ret = czfs_ccache_get(cc, 9, 9, true, &w->e);
+	return NULL;
+}
+
+START_TEST(second_reader_waits_for_the_loader)
+{
+	struct czfs_centry *e;
+	struct czfs_ccache_stats st;
+	struct waiter w = { -1, NULL };
+	pthread_t th;
+
+	/* given a loader holding a LOADING entry */
+	ck_assert_int_eq(czfs_ccache_get(cc, 9, 9, true, &e), 1);
+	ck_assert_int_eq(pthread_create(&th, NULL, wait_for_load, &w), 0);
+	do {
+		czfs_ccache_get_stats(cc, &st);
+	} while (!st.waits);
+	/* when the load completes, then the waiter gets the same entry */
+	ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 0), 0);
+	e->len = 4096;
+	czfs_ccache_loaded(cc, e, 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(w.ret, 0);
+	ck_assert_ptr_eq(w.e, e);
+	czfs_ccache_put(cc, w.e);
+	czfs_ccache_put(cc, e);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("ccache");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, miss_then_hit);
+	tcase_add_test(tc, lru_eviction_keeps_referenced_entries);
+	tcase_add_test(tc, all_referenced_gives_enomem);
+	tcase_add_test(tc, holes_take_no_pages);
+	tcase_add_test(tc, invalidate_drops_range_even_when_referenced);
+	tcase_add_test(tc, second_reader_waits_for_the_loader);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
