@@ -69,7 +69,7 @@ struct czfs_cluster_policy {
  * For extent kinds out holds *out_len = nblocks * 4 KiB bytes to write,
  * padding zeroed; for inline kinds out holds the payload and *out_len its
  * length.  ci is filled except blkaddr; ci->inline_data points into out.
- * Returns 0 or -ENOMEM.
+ * Returns 0, -ENOMEM, or -EINVAL when ulen is out of range.
  */
 int czfs_cluster_encode(struct czfs_codec *codec,
 			const struct czfs_cluster_policy *pol,

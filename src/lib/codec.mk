@@ -1,2 +1,6 @@
-# filled by the codec work
-src_lib_libczfs_a_SOURCES +=
+# Compressors, the cluster codec and the name hash.
+src_lib_libczfs_a_SOURCES += \
+	src/lib/compress.c src/lib/compress.h src/lib/compress_int.h \
+	src/lib/compress_lz4.c src/lib/compress_zstd.c \
+	src/lib/cluster.c src/lib/cluster.h \
+	src/lib/hash.c src/lib/hash.h

@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Clusters: choose how file data is stored (hole, raw, compressed, inline)
+ * and turn stored bytes back into data.  This is the hot path of every read:
+ * no allocation, one crc32c pass, decompression straight into dst.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "compress.h"
+#include "crc32c.h"
+#include "log.h"
+#include "util.h"
+
+#define HDR_SIZE	((unsigned)sizeof(struct czfs_cluster_header))
+#define ITEM_SIZE	((unsigned)sizeof(struct czfs_cluster))
+
+static bool kind_is_extent(unsigned kind)
+{
+	return kind == CZFS_CLUSTER_RAW || kind == CZFS_CLUSTER_COMPRESSED;
+}
+
+static bool kind_is_compressed(unsigned kind)
+{
+	return kind == CZFS_CLUSTER_COMPRESSED ||
+	       kind == CZFS_CLUSTER_INLINE_COMPRESSED;
+}
+
+static const char *kind_name(unsigned kind)
+{
+	static const char *const names[] = {
+		[CZFS_CLUSTER_HOLE] = "hole",
+		[CZFS_CLUSTER_RAW] = "raw",
+		[CZFS_CLUSTER_COMPRESSED] = "compressed",
+		[CZFS_CLUSTER_INLINE] = "inline",
+		[CZFS_CLUSTER_INLINE_COMPRESSED] = "inline compressed",
+	};
+
+	return kind < ARRAY_SIZE(names) ? names[kind] : "unknown";
+}
+
+#define cluster_err(ci, fmt, ...)					\
+	czfs_err("%s cluster at block %llu (%u bytes): " fmt,		\
+		 kind_name((ci)->kind), (unsigned long long)(ci)->blkaddr, \
+		 (ci)->ulen, ##__VA_ARGS__)
+
+/* ---- item ---------------------------------------------------------------- */
+
+static int item_check_alg(const struct czfs_cluster_info *ci)
+{
+	if (kind_is_compressed(ci->kind)) {
+		if (ci->alg >= 1 && ci->alg <= CZFS_ALG_MAX)
+			return 0;
+		czfs_err("cluster item: %s cluster with bad algorithm %u",
+			 kind_name(ci->kind), ci->alg);
+	} else {
+		if (ci->alg == CZFS_ALG_NONE)
+			return 0;
+		czfs_err("cluster item: %s cluster with algorithm %u, expected 0",
+			 kind_name(ci->kind), ci->alg);
+	}
+	return -EFSCORRUPTED;
+}
+
+static int item_check_extent(const struct czfs_cluster_info *ci, unsigned len,
+			     unsigned cluster_bytes, uint64_t max_blocks)
+{
+	unsigned raw_blocks = DIV_ROUND_UP(ci->ulen, CZFS_BLOCK_SIZE);
+	unsigned max_nblocks = cluster_bytes >> CZFS_BLOCK_SHIFT;
+
+	if (len != ITEM_SIZE) {
+		czfs_err("cluster item: %s item has %u bytes, expected %u",
+			 kind_name(ci->kind), len, ITEM_SIZE);
+		return -EFSCORRUPTED;
+	}
+	if (ci->nblocks < 1 || ci->nblocks > max_nblocks) {
+		czfs_err("cluster item: nblocks %u outside 1..%u",
+			 ci->nblocks, max_nblocks);
+		return -EFSCORRUPTED;
+	}
+	if (ci->kind == CZFS_CLUSTER_RAW && ci->nblocks != raw_blocks) {
+		czfs_err("cluster item: raw cluster of %u bytes in %u blocks, expected %u",
+			 ci->ulen, ci->nblocks, raw_blocks);
+		return -EFSCORRUPTED;
+	}
+	/* Compression must have saved a block, or it would be stored raw. */
+	if (ci->kind == CZFS_CLUSTER_COMPRESSED && ci->nblocks >= raw_blocks) {
+		czfs_err("cluster item: compressed cluster of %u bytes in %u blocks, expected fewer than %u",
+			 ci->ulen, ci->nblocks, raw_blocks);
+		return -EFSCORRUPTED;
+	}
+	if (ci->blkaddr < CZFS_FIRST_DATA_BLKADDR || max_blocks < ci->nblocks ||
+	    ci->blkaddr > max_blocks - ci->nblocks) {
+		czfs_err("cluster item: blocks %llu+%u outside the image (%llu blocks)",
+			 (unsigned long long)ci->blkaddr, ci->nblocks,
+			 (unsigned long long)max_blocks);
+		return -EFSCORRUPTED;
+	}
+	return 0;
+}
+
+static int item_check_inline(const struct czfs_cluster_info *ci)
+{
+	if (ci->blkaddr || ci->nblocks) {
+		czfs_err("cluster item: %s cluster with blkaddr %llu nblocks %u, expected 0",
+			 kind_name(ci->kind), (unsigned long long)ci->blkaddr,
+			 ci->nblocks);
+		return -EFSCORRUPTED;
+	}
+	if (ci->inline_len < 1 || ci->inline_len > CZFS_INLINE_MAX) {
+		czfs_err("cluster item: inline payload of %u bytes, expected 1..%u",
+			 ci->inline_len, CZFS_INLINE_MAX);
+		return -EFSCORRUPTED;
+	}
+	if (ci->kind == CZFS_CLUSTER_INLINE && ci->inline_len != ci->ulen) {
+		czfs_err("cluster item: inline payload of %u bytes for ulen %u",
+			 ci->inline_len, ci->ulen);
+		return -EFSCORRUPTED;
+	}
+	return 0;
+}
+
+static void item_unpack(const void *val, unsigned len,
+			struct czfs_cluster_info *ci, struct czfs_cluster *raw)
+{
+	memcpy(raw, val, ITEM_SIZE);
+	*ci = (struct czfs_cluster_info){
+		.kind = raw->kind,
+		.alg = raw->alg,
+		.nblocks = raw->nblocks,
+		.checksum = le32_to_cpu(raw->checksum),
+		.blkaddr = le64_to_cpu(raw->blkaddr),
+		.ulen = le32_to_cpu(raw->ulen),
+	};
+	if (ci->kind == CZFS_CLUSTER_INLINE ||
+	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED) {
+		ci->inline_data = (const char *)val + ITEM_SIZE;
+		ci->inline_len = len - ITEM_SIZE;
+	}
+}
+
+int czfs_cluster_item_decode(const void *val, unsigned len,
+			     unsigned cluster_bytes, uint64_t max_blocks,
+			     struct czfs_cluster_info *ci)
+{
+	struct czfs_cluster raw;
+	int err;
+
+	if (len < ITEM_SIZE) {
+		czfs_err("cluster item: %u bytes, expected at least %u",
+			 len, ITEM_SIZE);
+		return -EFSCORRUPTED;
+	}
+	cluster_bytes = MIN(cluster_bytes, CZFS_MAX_CLUSTER_SIZE);
+	item_unpack(val, len, ci, &raw);
+	if (ci->kind < CZFS_CLUSTER_RAW ||
+	    ci->kind > CZFS_CLUSTER_INLINE_COMPRESSED) {
+		czfs_err("cluster item: unknown kind %u", ci->kind);
+		return -EFSCORRUPTED;
+	}
+	if (raw.reserved0 || raw.reserved1) {
+		czfs_err("cluster item: reserved fields not zero");
+		return -EFSCORRUPTED;
+	}
+	if (ci->ulen < 1 || ci->ulen > cluster_bytes) {
+		czfs_err("cluster item: ulen %u outside 1..%u",
+			 ci->ulen, cluster_bytes);
+		return -EFSCORRUPTED;
+	}
+	err = item_check_alg(ci);
+	if (err)
+		return err;
+	if (kind_is_extent(ci->kind))
+		return item_check_extent(ci, len, cluster_bytes, max_blocks);
+	return item_check_inline(ci);
+}
+
+unsigned czfs_cluster_item_encode(const struct czfs_cluster_info *ci, void *val)
+{
+	struct czfs_cluster raw = {
+		.kind = (uint8_t)ci->kind,
+		.alg = (uint8_t)ci->alg,
+		.nblocks = (uint8_t)ci->nblocks,
+		.checksum = cpu_to_le32(ci->checksum),
+		.blkaddr = cpu_to_le64(ci->blkaddr),
+		.ulen = cpu_to_le32(ci->ulen),
+	};
+	unsigned len = ITEM_SIZE;
+
+	memcpy(val, &raw, ITEM_SIZE);
+	if (ci->kind == CZFS_CLUSTER_INLINE ||
+	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED) {
+		unsigned n = MIN(ci->inline_len, CZFS_INLINE_MAX);
+
+		memcpy((char *)val + ITEM_SIZE, ci->inline_data, n);
+		len += n;
+	}
+	return len;
+}
+
+/* ---- encode -------------------------------------------------------------- */
+
+/*
+ * Room for the compressed payload: what still saves a block as an extent
+ * (the one-block rule, as f2fs), or what fits inline when that is allowed.
+ */
+static unsigned compress_cap(const struct czfs_cluster_policy *pol,
+			     unsigned ulen, unsigned raw_blocks)
+{
+	unsigned cap = 0;
+
+	if (raw_blocks > 1)
+		cap = (raw_blocks - 1) * CZFS_BLOCK_SIZE - HDR_SIZE;
+	if (pol->allow_inline)
+		cap = MAX(cap, MIN(CZFS_INLINE_MAX, ulen - 1));
+	return cap;
+}
+
+static void emit_compressed(const struct czfs_cluster_policy *pol,
+			    unsigned ulen, unsigned clen, unsigned char *out,
+			    struct czfs_cluster_info *ci, unsigned *out_len)
+{
+	uint32_t crc = czfs_crc32c(0, out + HDR_SIZE, clen);
+	struct czfs_cluster_header hdr = {
+		.magic = cpu_to_le32(CZFS_CLUSTER_MAGIC),
+		.clen = cpu_to_le32(clen),
+		.ulen = cpu_to_le32(ulen),
+		.checksum = cpu_to_le32(crc),
+	};
+	unsigned nblocks = DIV_ROUND_UP(HDR_SIZE + clen, CZFS_BLOCK_SIZE);
+
+	memcpy(out, &hdr, HDR_SIZE);
+	memset(out + HDR_SIZE + clen, 0,
+	       nblocks * CZFS_BLOCK_SIZE - HDR_SIZE - clen);
+	ci->kind = CZFS_CLUSTER_COMPRESSED;
+	ci->alg = pol->alg;
+	ci->nblocks = nblocks;
+	ci->checksum = crc;
+	*out_len = nblocks * CZFS_BLOCK_SIZE;
+}
+
+static void emit_raw(const void *src, unsigned ulen, unsigned char *out,
+		     struct czfs_cluster_info *ci, unsigned *out_len)
+{
+	unsigned nblocks = DIV_ROUND_UP(ulen, CZFS_BLOCK_SIZE);
+	unsigned len = nblocks * CZFS_BLOCK_SIZE;
+
+	memcpy(out, src, ulen);
+	memset(out + ulen, 0, len - ulen);
+	ci->kind = CZFS_CLUSTER_RAW;
+	ci->nblocks = nblocks;
+	ci->checksum = czfs_crc32c(0, out, len);
+	*out_len = len;
+}
+
+/* The payload is already at out (inline raw) or out + HDR (compressed). */
+static void emit_inline(unsigned kind, unsigned alg, unsigned len,
+			unsigned char *out, struct czfs_cluster_info *ci,
+			unsigned *out_len)
+{
+	if (kind == CZFS_CLUSTER_INLINE_COMPRESSED)
+		memmove(out, out + HDR_SIZE, len);
+	ci->kind = kind;
+	ci->alg = alg;
+	ci->checksum = czfs_crc32c(0, out, len);
+	ci->inline_data = out;
+	ci->inline_len = len;
+	*out_len = len;
+}
+
+static int try_compress(struct czfs_codec *codec,
+			const struct czfs_cluster_policy *pol,
+			const void *src, unsigned ulen, unsigned char *out)
+{
+	const struct czfs_compressor *comp = NULL;
+	unsigned cap = compress_cap(pol, ulen, DIV_ROUND_UP(ulen, CZFS_BLOCK_SIZE));
+
+	if (pol->alg != CZFS_ALG_NONE)
+		comp = czfs_compressor_get((int)pol->alg);
+	if (!comp || !cap)
+		return 0;
+	return comp->compress(codec, pol->level, src, ulen, out + HDR_SIZE, cap);
+}
+
+int czfs_cluster_encode(struct czfs_codec *codec,
+			const struct czfs_cluster_policy *pol,
+			const void *src, unsigned ulen, void *out,
+			struct czfs_cluster_info *ci, unsigned *out_len)
+{
+	unsigned raw_blocks = DIV_ROUND_UP(ulen, CZFS_BLOCK_SIZE);
+	unsigned char *o = out;
+	int clen;
+
+	if (ulen < 1 || ulen > CZFS_MAX_CLUSTER_SIZE)
+		return -EINVAL;
+	*ci = (struct czfs_cluster_info){ .ulen = ulen };
+	*out_len = 0;
+	if (pol->zero_detect && czfs_is_zero(src, ulen)) {
+		ci->kind = CZFS_CLUSTER_HOLE;
+		return 0;
+	}
+	clen = try_compress(codec, pol, src, ulen, o);
+	if (clen < 0)
+		return clen;
+	if (pol->allow_inline) {
+		if (clen > 0 && clen <= CZFS_INLINE_MAX && (unsigned)clen < ulen) {
+			emit_inline(CZFS_CLUSTER_INLINE_COMPRESSED, pol->alg,
+				    clen, o, ci, out_len);
+			return 0;
+		}
+		if (ulen <= CZFS_INLINE_MAX) {
+			memcpy(o, src, ulen);
+			emit_inline(CZFS_CLUSTER_INLINE, CZFS_ALG_NONE, ulen,
+				    o, ci, out_len);
+			return 0;
+		}
+	}
+	if (clen > 0 &&
+	    HDR_SIZE + (unsigned)clen <= (raw_blocks - 1) * CZFS_BLOCK_SIZE)
+		emit_compressed(pol, ulen, clen, o, ci, out_len);
+	else
+		emit_raw(src, ulen, o, ci, out_len);
+	return 0;
+}
+
+/* ---- decode -------------------------------------------------------------- */
+
+static int verify_crc(const struct czfs_cluster_info *ci, const void *buf,
+		      unsigned len)
+{
+	uint32_t crc = czfs_crc32c(0, buf, len);
+
+	if (crc == ci->checksum)
+		return 0;
+	cluster_err(ci, "checksum mismatch: stored %08x, computed %08x",
+		    ci->checksum, crc);
+	return -EFSCORRUPTED;
+}
+
+/* Decompress exactly ci->ulen bytes into dst. */
+static int expand(struct czfs_codec *codec, const struct czfs_cluster_info *ci,
+		  const void *payload, unsigned clen, void *dst)
+{
+	const struct czfs_compressor *comp = czfs_compressor_get((int)ci->alg);
+	int err;
+
+	if (!comp) {
+		cluster_err(ci, "unknown algorithm %u", ci->alg);
+		return -EFSCORRUPTED;
+	}
+	err = comp->decompress(codec, payload, clen, dst, ci->ulen);
+	if (err == -EFSCORRUPTED)
+		cluster_err(ci, "%u bytes of %s data do not decode to %u bytes",
+			    clen, comp->name, ci->ulen);
+	return err;
+}
+
+static int check_nblocks(const struct czfs_cluster_info *ci)
+{
+	if (ci->nblocks >= 1 && ci->nblocks <= CZFS_MAX_CLUSTER_BLOCKS)
+		return 0;
+	cluster_err(ci, "nblocks %u outside 1..%u", ci->nblocks,
+		    CZFS_MAX_CLUSTER_BLOCKS);
+	return -EFSCORRUPTED;
+}
+
+static int decode_raw(const struct czfs_cluster_info *ci, const void *stored,
+		      void *dst)
+{
+	unsigned len = ci->nblocks * CZFS_BLOCK_SIZE;
+	int err = check_nblocks(ci);
+
+	if (err)
+		return err;
+	if (ci->ulen > len) {
+		cluster_err(ci, "%u blocks cannot hold it", ci->nblocks);
+		return -EFSCORRUPTED;
+	}
+	err = verify_crc(ci, stored, len);
+	if (!err)
+		memcpy(dst, stored, ci->ulen);
+	return err;
+}
+
+static int check_header(const struct czfs_cluster_info *ci,
+			const struct czfs_cluster_header *hdr, unsigned clen)
+{
+	if (le32_to_cpu(hdr->magic) != CZFS_CLUSTER_MAGIC) {
+		cluster_err(ci, "bad header magic %08x", le32_to_cpu(hdr->magic));
+		return -EFSCORRUPTED;
+	}
+	if (le32_to_cpu(hdr->checksum) != ci->checksum) {
+		cluster_err(ci, "header checksum %08x differs from the item's %08x",
+			    le32_to_cpu(hdr->checksum), ci->checksum);
+		return -EFSCORRUPTED;
+	}
+	if (le32_to_cpu(hdr->ulen) != ci->ulen) {
+		cluster_err(ci, "header ulen %u differs from the item's",
+			    le32_to_cpu(hdr->ulen));
+		return -EFSCORRUPTED;
+	}
+	if (DIV_ROUND_UP(HDR_SIZE + clen, CZFS_BLOCK_SIZE) != ci->nblocks) {
+		cluster_err(ci, "header clen %u does not end in block %u",
+			    clen, ci->nblocks);
+		return -EFSCORRUPTED;
+	}
+	return 0;
+}
+
+static int decode_compressed(struct czfs_codec *codec,
+			     const struct czfs_cluster_info *ci,
+			     const unsigned char *stored, void *dst)
+{
+	struct czfs_cluster_header hdr;
+	unsigned clen;
+	int err = check_nblocks(ci);
+
+	if (err)
+		return err;
+	memcpy(&hdr, stored, HDR_SIZE);
+	clen = le32_to_cpu(hdr.clen);
+	/* Bound clen before the crc reads the payload it names. */
+	if (clen > ci->nblocks * CZFS_BLOCK_SIZE - HDR_SIZE) {
+		cluster_err(ci, "header clen %u exceeds its %u blocks",
+			    clen, ci->nblocks);
+		return -EFSCORRUPTED;
+	}
+	err = verify_crc(ci, stored + HDR_SIZE, clen);
+	if (!err)
+		err = check_header(ci, &hdr, clen);
+	if (!err)
+		err = expand(codec, ci, stored + HDR_SIZE, clen, dst);
+	return err;
+}
+
+static int decode_inline(struct czfs_codec *codec,
+			 const struct czfs_cluster_info *ci, void *dst)
+{
+	int err;
+
+	if (!ci->inline_data || ci->inline_len < 1 ||
+	    ci->inline_len > CZFS_INLINE_MAX) {
+		cluster_err(ci, "inline payload of %u bytes", ci->inline_len);
+		return -EFSCORRUPTED;
+	}
+	err = verify_crc(ci, ci->inline_data, ci->inline_len);
+	if (err)
+		return err;
+	if (ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED)
+		return expand(codec, ci, ci->inline_data, ci->inline_len, dst);
+	if (ci->inline_len != ci->ulen) {
+		cluster_err(ci, "inline payload of %u bytes", ci->inline_len);
+		return -EFSCORRUPTED;
+	}
+	memcpy(dst, ci->inline_data, ci->ulen);
+	return 0;
+}
+
+int czfs_cluster_decode(struct czfs_codec *codec,
+			const struct czfs_cluster_info *ci,
+			const void *stored, void *dst, unsigned dst_len)
+{
+	int err;
+
+	if (ci->ulen > dst_len) {
+		cluster_err(ci, "does not fit a %u-byte buffer", dst_len);
+		return -EFSCORRUPTED;
+	}
+	switch (ci->kind) {
+	case CZFS_CLUSTER_HOLE:
+		err = 0;
+		break;
+	case CZFS_CLUSTER_RAW:
+		err = decode_raw(ci, stored, dst);
+		break;
+	case CZFS_CLUSTER_COMPRESSED:
+		err = decode_compressed(codec, ci, stored, dst);
+		break;
+	case CZFS_CLUSTER_INLINE:
+	case CZFS_CLUSTER_INLINE_COMPRESSED:
+		err = decode_inline(codec, ci, dst);
+		break;
+	default:
+		cluster_err(ci, "unknown kind %u", ci->kind);
+		return -EFSCORRUPTED;
+	}
+	if (err)
+		return err;
+	if (ci->kind == CZFS_CLUSTER_HOLE)
+		memset(dst, 0, dst_len);
+	else
+		memset((char *)dst + ci->ulen, 0, dst_len - ci->ulen);
+	return 0;
+}
