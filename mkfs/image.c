@@ -9,6 +9,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,6 +47,22 @@ struct mk_named {
 	unsigned idx;
 };
 
+/* The I/O thread and its two batch buffers. */
+struct mk_io {
+	struct czfs_bdev *bdev;		/* the data device (maybe O_DIRECT) */
+	int fd;				/* buffered file: for sync_file_range */
+	uint8_t *buf[2];
+	pthread_t thread;
+	bool inited, started;
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	bool busy, quit;		/* a write is in flight / stop */
+	const uint8_t *wbuf;
+	size_t wlen;
+	uint64_t woff;
+	int err;
+};
+
 struct mk_image {
 	struct czfs_bdev *bdev;
 	const struct mk_tree *t;
@@ -55,7 +73,8 @@ struct mk_image {
 	bool overflow;			/* past o->size_blocks: stop writing */
 	struct mk_range *freed;
 	unsigned nfreed;
-	uint8_t *batch;
+	struct mk_io io;
+	uint8_t *batch;			/* the io buffer being filled */
 	uint64_t batch_blk;
 	size_t batch_len;
 	struct czfs_btree_builder *bld;
@@ -101,15 +120,127 @@ static void bump_free(struct czfs_allocator *a, uint64_t blkaddr, uint64_t n)
 	r[im->nfreed++] = (struct mk_range){ blkaddr, n };
 }
 
+/*
+ * Batched writes go through an I/O thread with two buffers: one is filled
+ * while the other is written, so compression never waits for the disk
+ * unless the disk is the slower of the two.  With an O_DIRECT device the
+ * data skips the page cache and the final flush has little left to do;
+ * with a buffered one, writeback of each batch starts at once.
+ */
+static void *io_main(void *arg)
+{
+	struct mk_io *io = arg;
+	int err;
+
+	pthread_mutex_lock(&io->lock);
+	for (;;) {
+		while (!io->busy && !io->quit)
+			pthread_cond_wait(&io->cv, &io->lock);
+		if (!io->busy)
+			break;
+		pthread_mutex_unlock(&io->lock);
+		err = czfs_bdev_write(io->bdev, io->wbuf, io->wlen, io->woff);
+		if (!err && io->fd >= 0)
+			sync_file_range(io->fd, (off_t)io->woff, (off_t)io->wlen,
+					SYNC_FILE_RANGE_WRITE);
+		pthread_mutex_lock(&io->lock);
+		if (err && !io->err)
+			io->err = err;
+		io->busy = false;
+		pthread_cond_broadcast(&io->cv);
+	}
+	pthread_mutex_unlock(&io->lock);
+	return NULL;
+}
+
+/* Wait for the write in flight; returns the first write error. */
+static int io_wait(struct mk_io *io)
+{
+	int err;
+
+	pthread_mutex_lock(&io->lock);
+	while (io->busy)
+		pthread_cond_wait(&io->cv, &io->lock);
+	err = io->err;
+	pthread_mutex_unlock(&io->lock);
+	return err;
+}
+
 static int batch_flush(struct mk_image *im)
 {
+	struct mk_io *io = &im->io;
+	int err;
+
+	if (!im->batch_len || im->overflow) {
+		im->batch_len = 0;
+		return 0;
+	}
+	err = io_wait(io);
+	if (err)
+		return err;
+	pthread_mutex_lock(&io->lock);
+	io->wbuf = im->batch;
+	io->wlen = im->batch_len;
+	io->woff = im->batch_blk << CZFS_BLOCK_SHIFT;
+	io->busy = true;
+	pthread_cond_broadcast(&io->cv);
+	pthread_mutex_unlock(&io->lock);
+	im->batch = im->batch == io->buf[0] ? io->buf[1] : io->buf[0];
+	im->batch_len = 0;
+	return 0;
+}
+
+static int io_start(struct mk_image *im, struct czfs_bdev *dbdev)
+{
+	struct mk_io *io = &im->io;
+	int err;
+
+	io->bdev = dbdev ? dbdev : im->bdev;
+	io->fd = dbdev ? -1 : czfs_bdev_fd(im->bdev);
+	io->buf[0] = aligned_alloc(CZFS_BLOCK_SIZE, MK_BATCH_BYTES);
+	io->buf[1] = aligned_alloc(CZFS_BLOCK_SIZE, MK_BATCH_BYTES);
+	if (!io->buf[0] || !io->buf[1])
+		return -ENOMEM;
+	im->batch = io->buf[0];
+	pthread_mutex_init(&io->lock, NULL);
+	pthread_cond_init(&io->cv, NULL);
+	io->inited = true;
+	err = pthread_create(&io->thread, NULL, io_main, io);
+	if (err)
+		return -err;
+	io->started = true;
+	return 0;
+}
+
+/* Write what is queued (if write), wait for it, stop the thread. */
+static int io_stop(struct mk_image *im, bool write)
+{
+	struct mk_io *io = &im->io;
 	int err = 0;
 
-	if (im->batch_len && !im->overflow)
-		err = czfs_bdev_write(im->bdev, im->batch, im->batch_len,
-				      im->batch_blk << CZFS_BLOCK_SHIFT);
-	im->batch_len = 0;
+	if (io->started) {
+		if (write)
+			err = batch_flush(im);
+		if (!err)
+			err = io_wait(io);
+		pthread_mutex_lock(&io->lock);
+		io->quit = true;
+		pthread_cond_broadcast(&io->cv);
+		pthread_mutex_unlock(&io->lock);
+		pthread_join(io->thread, NULL);
+		io->started = false;
+	}
 	return err;
+}
+
+static void io_free(struct mk_io *io)
+{
+	if (io->inited) {
+		pthread_mutex_destroy(&io->lock);
+		pthread_cond_destroy(&io->cv);
+	}
+	free(io->buf[0]);
+	free(io->buf[1]);
 }
 
 /* Queue len bytes (whole blocks, <= MK_BATCH_BYTES) for blkaddr. */
@@ -486,7 +617,7 @@ static int finish(struct mk_image *im, struct mk_image_stats *st)
 	unsigned level = 0;
 	int err;
 
-	err = batch_flush(im);
+	err = io_stop(im, true);
 	if (!err)
 		err = czfs_btree_builder_finish(im->bld, &root, &level);
 	max = o->size_blocks ? o->size_blocks : fit_size(im->next);
@@ -530,29 +661,32 @@ static void derive_seed(const uint8_t uuid[16], uint64_t seed[2])
 	seed[1] = czfs_siphash(k1, uuid, 16);
 }
 
-static int image_setup(struct mk_image *im)
+static int image_setup(struct mk_image *im, struct czfs_bdev *dbdev)
 {
+	int err = io_start(im, dbdev);
+
+	if (err)
+		return err;
 	im->alloc.alloc = bump_alloc;
 	im->alloc.free = bump_free;
 	im->next = CZFS_FIRST_DATA_BLKADDR;
-	im->batch = aligned_alloc(CZFS_BLOCK_SIZE, MK_BATCH_BYTES);
 	im->records = malloc(MK_RECORDS_CAP);
 	im->pad = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
-	if (!im->batch || !im->records || !im->pad)
+	if (!im->records || !im->pad)
 		return -ENOMEM;
 	derive_seed(im->o->uuid, im->seed);
 	return czfs_btree_builder_new(im->bdev, &im->alloc, 1, &im->bld);
 }
 
-int mk_image_write(struct czfs_bdev *bdev, const struct mk_tree *t,
-		   struct mk_pipe *p, const struct mk_image_opts *o,
+int mk_image_write(struct czfs_bdev *bdev, struct czfs_bdev *dbdev,
+		   const struct mk_tree *t, struct mk_pipe *p, const struct mk_image_opts *o,
 		   struct mk_progress *pr, struct mk_image_stats *st)
 {
 	struct mk_image im = { .bdev = bdev, .t = t, .o = o, .pr = pr };
 	int err, perr;
 
 	memset(st, 0, sizeof(*st));
-	err = image_setup(&im);
+	err = image_setup(&im, dbdev);
 	if (!err)
 		err = write_inodes(&im, p);
 	mk_progress_end(pr);
@@ -563,8 +697,9 @@ int mk_image_write(struct czfs_bdev *bdev, const struct mk_tree *t,
 	}
 	if (!err)
 		err = finish(&im, st);
+	io_stop(&im, false);
 	czfs_btree_builder_free(im.bld);
-	free(im.batch);
+	io_free(&im.io);
 	free(im.records);
 	free(im.pad);
 	free(im.named);
