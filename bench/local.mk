@@ -1,1 +1,1 @@
-
+EXTRA_DIST += bench/lib.sh bench/ddread

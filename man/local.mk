@@ -1,1 +1,2 @@
-
+# Man pages: the format (czfs.5) and one page per tool.
+dist_man_MANS += man/czfs.5 man/mkfs.czfs.8 man/czfs-fuse.1

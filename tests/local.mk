@@ -20,6 +20,11 @@ tests_unit_check_ccache_SOURCES = tests/unit/check_ccache.c
 tests_unit_check_ccache_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_ccache_LDADD = $(UNIT_LDADD)
 
+check_PROGRAMS += tests/unit/check_meta
+tests_unit_check_meta_SOURCES = tests/unit/check_meta.c
+tests_unit_check_meta_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_meta_LDADD = $(UNIT_LDADD)
+
 include tests/unit/codec.mk
 include tests/unit/btree.mk
 include tests/unit/space.mk

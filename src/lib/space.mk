@@ -1,2 +1,4 @@
-# filled by the space work
-src_lib_libczfs_a_SOURCES +=
+# superblock, checkpoints, space map
+src_lib_libczfs_a_SOURCES += \
+	src/lib/super.c src/lib/checkpoint.c src/lib/super.h \
+	src/lib/spacemap.c src/lib/spacemap.h

@@ -22,7 +22,7 @@
 #define likely(x)		__builtin_expect(!!(x), 1)
 #define unlikely(x)		__builtin_expect(!!(x), 0)
 #define container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 static inline uint16_t le16_to_cpu(uint16_t v) { return le16toh(v); }
 static inline uint32_t le32_to_cpu(uint32_t v) { return le32toh(v); }
