@@ -94,7 +94,7 @@ static int bump_alloc(struct czfs_allocator *a, uint64_t n, uint64_t *blkaddr)
 {
 	struct mk_image *im = container_of(a, struct mk_image, alloc);
 
-	if (!n || im->next + n > CZFS_MAX_INO)
+	if (!n || n > (UINT64_MAX >> CZFS_BLOCK_SHIFT) - im->next)
 		return -ENOSPC;
 	*blkaddr = im->next;
 	im->next += n;

@@ -363,8 +363,10 @@ static int build(struct mk_run *r)
 	}
 	err = mk_image_write(r->bdev, r->dbdev, &r->tree, p, &io, &r->pr, &r->st);
 	if (err == -ENOSPC && r->st.need_blocks)
-		fprintf(stderr, "mkfs.czfs: content needs %llu MiB, more than --size %s\n",
-			(unsigned long long)DIV_ROUND_UP(r->st.need_blocks, 256),
+		fprintf(stderr, "mkfs.czfs: content needs %llu %s, more than --size %s\n",
+			(unsigned long long)(r->st.need_blocks < 256 ?
+			r->st.need_blocks * 4 : DIV_ROUND_UP(r->st.need_blocks, 256)),
+			r->st.need_blocks < 256 ? "KiB" : "MiB",
 			human(io.size_blocks << CZFS_BLOCK_SHIFT, a, sizeof(a)));
 	else if (err && !r->st.reported)
 		fprintf(stderr, "mkfs.czfs: %s: %s\n", r->o.image, strerror(-err));

@@ -88,8 +88,8 @@ note "-s without -d: a sparse empty image of exactly SIZE"
 used=$(du -k "$T/img" | cut -f1)
 [ "$used" -lt 1024 ] || fail "the empty image uses $used KiB: not sparse"
 [ "$(head -c 4 "$T/img")" = CZFS ] || fail "no superblock magic"
-[ "$(dd if="$T/img" bs=1 skip=4100 count=4 status=none)" = CZCP ] ||
-	fail "no checkpoint in slot 1"
+[ "$(dd if="$T/img" bs=1 skip=8196 count=4 status=none)" = CZCP ] ||
+	fail "no checkpoint in slot 1 (block 2)"
 rm -f "$T/img"
 
 note "no -s, no -d: a small empty image"
