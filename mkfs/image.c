@@ -356,6 +356,8 @@ static int add_hashed(struct mk_image *im, const struct mk_inode *ip,
 	unsigned i, j;
 	int err = 0;
 
+	if (!n)
+		return 0;
 	qsort(v, n, sizeof(*v), named_cmp);
 	for (i = 0; i < n && !err; i = j) {
 		unsigned len = 0;

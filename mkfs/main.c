@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,6 +242,25 @@ static const char *human(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
+/* The image to remove if a signal ends us half-way (set once created). */
+static const char *volatile created_image;
+
+static void on_signal(int sig)
+{
+	if (created_image)
+		unlink(created_image);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+	for (unsigned i = 0; i < ARRAY_SIZE(sigs); i++)
+		signal(sigs[i], on_signal);
+}
+
 struct mk_run {
 	struct mk_opts o;
 	struct mk_tree tree;
@@ -304,6 +324,8 @@ static int open_image(struct mk_run *r)
 		close(fd);
 	}
 	r->created = !r->is_blk;
+	if (r->created)
+		created_image = r->o.image;
 	err = czfs_bdev_open(r->o.image, r->is_blk ? 0 : CZFS_BDEV_CREATE,
 			     &r->bdev);
 	if (!err && r->is_blk && r->o.size > r->bdev->size) {
@@ -389,6 +411,7 @@ static int run(struct mk_run *r)
 	czfs_bdev_close(r->bdev);
 	if (err && r->created)
 		unlink(r->o.image);
+	created_image = NULL;
 	if (!err && !r->o.quiet)
 		mk_progress_summary(&r->pr, r->tree.nfiles, r->tree.ndirs,
 				    r->tree.bytes,
@@ -418,5 +441,6 @@ int main(int argc, char **argv)
 		r.o.uuid[8] = (r.o.uuid[8] & 0x3f) | 0x80;
 	}
 	czfs_log_set_sink(log_sink, CZFS_LOG_WARN);
+	catch_signals();
 	return run(&r) ? 1 : 0;
 }

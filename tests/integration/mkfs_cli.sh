@@ -108,6 +108,23 @@ rm -f "$T/img"
 [ ! -s "$T/out" ] && [ ! -s "$T/err" ] || fail "-q printed something"
 rm -f "$T/img"
 
+note "a signal half-way removes the image"
+head -c 20000000 /dev/urandom >"$T/src/big"
+"$MKFS" -q -j1 -c zstd:19 -C 4k -d "$T/src" "$T/img" 2>/dev/null &
+pid=$!
+for i in $(seq 1 100); do [ -e "$T/img" ] && break; sleep 0.05; done
+kill -TERM "$pid" 2>/dev/null || true
+st=0
+wait "$pid" || st=$?
+if [ "$st" -eq 0 ]; then
+	note "mkfs.czfs finished before the signal: nothing to check"
+	rm -f "$T/img"
+else
+	[ "$st" -eq 143 ] || fail "killed mkfs.czfs exited with $st"
+	[ ! -e "$T/img" ] || fail "the image of a killed mkfs.czfs is left behind"
+fi
+rm -f "$T/src/big"
+
 note "unreadable sources (as nobody)"
 if [ "$(id -u)" = 0 ] && setpriv --reuid=nobody --regid=nogroup --clear-groups true 2>/dev/null; then
 	chmod 755 "$T"
