@@ -50,6 +50,7 @@ struct mk_named {
 /* The I/O thread and its two batch buffers. */
 struct mk_io {
 	struct czfs_bdev *bdev;		/* the data device (maybe O_DIRECT) */
+	struct czfs_bdev *buffered;	/* the image's main device */
 	int fd;				/* buffered file: for sync_file_range */
 	uint8_t *buf[2];
 	pthread_t thread;
@@ -140,6 +141,13 @@ static void *io_main(void *arg)
 			break;
 		pthread_mutex_unlock(&io->lock);
 		err = czfs_bdev_write(io->bdev, io->wbuf, io->wlen, io->woff);
+		if (err == -EINVAL && io->bdev != io->buffered) {
+			/* O_DIRECT refused (odd sector size): go buffered */
+			io->bdev = io->buffered;
+			io->fd = czfs_bdev_fd(io->bdev);
+			err = czfs_bdev_write(io->bdev, io->wbuf, io->wlen,
+					      io->woff);
+		}
 		if (!err && io->fd >= 0)
 			sync_file_range(io->fd, (off_t)io->woff, (off_t)io->wlen,
 					SYNC_FILE_RANGE_WRITE);
@@ -195,6 +203,7 @@ static int io_start(struct mk_image *im, struct czfs_bdev *dbdev)
 	struct mk_io *io = &im->io;
 	int err;
 
+	io->buffered = im->bdev;
 	io->bdev = dbdev ? dbdev : im->bdev;
 	io->fd = dbdev ? -1 : czfs_bdev_fd(im->bdev);
 	io->buf[0] = aligned_alloc(CZFS_BLOCK_SIZE, MK_BATCH_BYTES);
