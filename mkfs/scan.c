@@ -425,7 +425,8 @@ static int scan_dir(struct scan_ctx *c, struct mk_inode *dir)
 		closedir(d);
 		return scan_fail(c, dir->path, err);
 	}
-	qsort(dir->dents, dir->ndents, sizeof(*dir->dents), dentry_cmp);
+	if (dir->ndents)	/* an empty directory has no array */
+		qsort(dir->dents, dir->ndents, sizeof(*dir->dents), dentry_cmp);
 	err = scan_entries(c, dir, dirfd(d));
 	closedir(d);
 	return err;

@@ -15,7 +15,8 @@ make_src() {
 	[ "$order" = rev ] && names=$(echo "$names" | tr ' ' '\n' | tac)
 	for n in $names; do
 		case $n in
-		dir-a) mkdir -p "$d/dir-a/nested"; echo nested >"$d/dir-a/nested/f";;
+		dir-a) mkdir -p "$d/dir-a/nested" "$d/dir-a/empty-dir"
+			echo nested >"$d/dir-a/nested/f";;
 		dir-b) mkdir "$d/dir-b"; mkfifo "$d/dir-b/fifo";;
 		empty) : >"$d/empty";;
 		one) printf x >"$d/one";;
