@@ -1,1 +1,10 @@
-
+# mkfs.czfs: scan a tree, compress in parallel, bulk-load the B-tree.
+sbin_PROGRAMS += mkfs/mkfs.czfs
+mkfs_mkfs_czfs_SOURCES = \
+	mkfs/main.c \
+	mkfs/scan.c mkfs/scan.h \
+	mkfs/pipeline.c mkfs/pipeline.h \
+	mkfs/image.c mkfs/image.h \
+	mkfs/progress.c mkfs/progress.h
+mkfs_mkfs_czfs_CFLAGS = $(AM_CFLAGS)
+mkfs_mkfs_czfs_LDADD = $(CZFS_LIBS)

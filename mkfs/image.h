@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writing the image.  Layout, in allocation order (so reads are sequential
+ * and two runs give the same bytes): file data and large xattr values in
+ * inode order from block 3, then the B-tree (leaves, then upper levels),
+ * then the space map; checkpoint 1 in slot 1; the superblock last.
+ */
+#ifndef MKFS_IMAGE_H
+#define MKFS_IMAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+struct czfs_bdev;
+struct mk_pipe;
+struct mk_progress;
+struct mk_tree;
+
+struct mk_image_opts {
+	unsigned alg;			/* CZFS_ALG_* for every inode */
+	int level;
+	unsigned cluster_shift;
+	uint64_t size_blocks;		/* the size limit, 0 = content size */
+	bool sparse;			/* file length = size_blocks (no -d) */
+	uint8_t uuid[16];
+	char label[65];
+	bool fixed_time;		/* every time = create_time */
+	struct timespec create_time;
+};
+
+struct mk_image_stats {
+	uint64_t image_blocks;		/* the image file's length in blocks */
+	uint64_t need_blocks;		/* -ENOSPC: what the content needs */
+	bool reported;			/* the error's message was printed */
+};
+
+/*
+ * Write the image of t to bdev, consuming the chunks of p, and stop p
+ * (always).  dbdev (may be NULL) is the same image opened with O_DIRECT,
+ * for the bulk of the data.  Returns 0; -ENOSPC when the content does not fit
+ * o->size_blocks (st->need_blocks tells how much it needs); or -errno
+ * (an I/O error, a reader error already printed by p, -ENOMEM).
+ */
+int mk_image_write(struct czfs_bdev *bdev, struct czfs_bdev *dbdev,
+		   const struct mk_tree *t, struct mk_pipe *p, const struct mk_image_opts *o,
+		   struct mk_progress *pr, struct mk_image_stats *st);
+
+#endif /* MKFS_IMAGE_H */

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ring: chunk number n lives in slot n % nslots.  The reader fills
+ * chunks in order, workers claim them in order (and may finish out of
+ * order), the consumer takes them back in order.  Three counters under one
+ * lock say where each party is; a chunk costs a few lock round trips,
+ * nothing per cluster.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compress.h"
+#include "pipeline.h"
+#include "scan.h"
+#include "util.h"
+
+#define MK_CHUNK_BYTES	(256u << 10)	/* one read(2), one ring slot */
+
+enum slot_state { SLOT_FREE, SLOT_READY, SLOT_BUSY, SLOT_DONE };
+
+struct slot {
+	struct mk_chunk c;
+	enum slot_state state;
+	uint8_t *in;
+	uint64_t first_index;
+	unsigned last_ulen;		/* of the chunk's last cluster */
+	bool tail;			/* that cluster ends the file */
+};
+
+struct mk_pipe {
+	const struct mk_tree *t;
+	struct mk_pipe_opts o;
+	unsigned cbytes, chunk_bytes, nslots;
+	struct slot *slots;
+	pthread_mutex_t lock;
+	pthread_cond_t cv_free, cv_ready, cv_done;
+	uint64_t produced, claimed, consumed;
+	bool eof, stop;
+	int err;
+	char msg[PATH_MAX + 128];	/* the reader's error message */
+	pthread_t reader;
+	bool reader_started;
+	pthread_t *workers;
+	unsigned nworkers;
+};
+
+static void pipe_fail(struct mk_pipe *p, int err)
+{
+	pthread_mutex_lock(&p->lock);
+	if (!p->err)
+		p->err = err;
+	p->stop = true;
+	pthread_cond_broadcast(&p->cv_free);
+	pthread_cond_broadcast(&p->cv_ready);
+	pthread_cond_broadcast(&p->cv_done);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* ---- reader ------------------------------------------------------------ */
+
+static int read_fail(struct mk_pipe *p, const struct mk_inode *ip, int err)
+{
+	const char *root = p->t->root;
+	size_t n = strlen(root);
+
+	snprintf(p->msg, sizeof(p->msg), "mkfs.czfs: cannot read %s%s%s: %s",
+		 root, n && root[n - 1] == '/' ? "" : "/", ip->path,
+		 strerror(-err));
+	return err;
+}
+
+static struct slot *slot_get(struct mk_pipe *p)
+{
+	struct slot *s = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop && p->produced - p->consumed >= p->nslots)
+		pthread_cond_wait(&p->cv_free, &p->lock);
+	if (!p->stop)
+		s = &p->slots[p->produced % p->nslots];
+	pthread_mutex_unlock(&p->lock);
+	return s;
+}
+
+static void slot_submit(struct mk_pipe *p, struct slot *s)
+{
+	pthread_mutex_lock(&p->lock);
+	s->state = SLOT_READY;
+	p->produced++;
+	pthread_cond_signal(&p->cv_ready);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void slot_setup(struct mk_pipe *p, struct slot *s, uint64_t ino,
+		       uint64_t pos, unsigned len, bool tail)
+{
+	s->c.ino = ino;
+	s->c.in_bytes = len;
+	s->c.nclusters = DIV_ROUND_UP(len, p->cbytes);
+	s->first_index = pos / p->cbytes;
+	s->last_ulen = len - (s->c.nclusters - 1) * p->cbytes;
+	s->tail = tail;
+}
+
+/* Read len bytes at pos; a file that shrank since the scan reads as zeros. */
+static int read_full(struct mk_pipe *p, const struct mk_inode *ip, int fd,
+		     uint8_t *buf, unsigned len, uint64_t pos)
+{
+	unsigned done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, buf + done, len - done,
+				  (off_t)(pos + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return read_fail(p, ip, -errno);
+		if (n == 0) {
+			fprintf(stderr, "mkfs.czfs: warning: %s/%s shrank while read\n",
+				p->t->root, ip->path);
+			memset(buf + done, 0, len - done);
+			break;
+		}
+		done += (unsigned)n;
+	}
+	return 0;
+}
+
+/* Read [start, end) of a file, chunk by chunk. */
+static int read_run(struct mk_pipe *p, const struct mk_inode *ip, int fd,
+		    uint64_t start, uint64_t end)
+{
+	for (uint64_t pos = start; pos < end; pos += p->chunk_bytes) {
+		unsigned len = (unsigned)MIN(p->chunk_bytes, end - pos);
+		struct slot *s = slot_get(p);
+		int err;
+
+		if (!s)
+			return -ECANCELED;
+		slot_setup(p, s, ip->ino, pos, len, pos + len == ip->size);
+		err = read_full(p, ip, fd, s->in, len, pos);
+		if (err)
+			return err;
+		slot_submit(p, s);
+	}
+	return 0;
+}
+
+/*
+ * The next data run at or after off: [*data, *hole).  Returns 0, 1 when
+ * only a hole is left, or -errno.  File systems without SEEK_DATA report
+ * the whole rest as data.
+ */
+static int find_data(int fd, uint64_t off, uint64_t size, uint64_t *data,
+		     uint64_t *hole)
+{
+	off_t d = lseek(fd, (off_t)off, SEEK_DATA), h;
+
+	if (d < 0 && errno == ENXIO)
+		return 1;
+	if (d < 0) {
+		if (errno != EINVAL && errno != EOPNOTSUPP)
+			return -errno;
+		*data = off;
+		*hole = size;
+		return 0;
+	}
+	h = lseek(fd, d, SEEK_HOLE);
+	*data = (uint64_t)d;
+	*hole = h < 0 ? size : MIN((uint64_t)h, size);
+	return *data >= size ? 1 : 0;
+}
+
+static int read_file(struct mk_pipe *p, const struct mk_inode *ip)
+{
+	uint64_t off = 0, data = 0, hole = ip->size, cb = p->cbytes;
+	int fd, err = 0;
+
+	fd = openat(p->t->rootfd, ip->path, O_RDONLY | O_NOFOLLOW |
+		    O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return read_fail(p, ip, -errno);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	while (off < ip->size) {
+		if (ip->maybe_sparse) {
+			err = find_data(fd, off, ip->size, &data, &hole);
+			if (err)
+				break;
+		}
+		data -= data % cb;
+		hole = MIN(ROUND_UP(hole, cb), ip->size);
+		err = read_run(p, ip, fd, data, hole);
+		if (err)
+			break;
+		off = data = hole;
+		hole = ip->size;
+	}
+	close(fd);
+	if (err < 0 && err != -ECANCELED && !p->msg[0])
+		read_fail(p, ip, err);
+	return err < 0 ? err : 0;
+}
+
+static int read_symlink(struct mk_pipe *p, const struct mk_inode *ip)
+{
+	struct slot *s = slot_get(p);
+
+	if (!s)
+		return -ECANCELED;
+	slot_setup(p, s, ip->ino, 0, (unsigned)ip->size, true);
+	memcpy(s->in, ip->target, ip->size);
+	slot_submit(p, s);
+	return 0;
+}
+
+static void *reader_main(void *arg)
+{
+	struct mk_pipe *p = arg;
+	int err = 0;
+
+	for (uint64_t i = 0; i < p->t->count && !err; i++) {
+		const struct mk_inode *ip = p->t->inodes[i];
+
+		if (S_ISREG(ip->mode) && ip->size)
+			err = read_file(p, ip);
+		else if (S_ISLNK(ip->mode))
+			err = read_symlink(p, ip);
+	}
+	if (err) {
+		pipe_fail(p, err);
+		return NULL;
+	}
+	pthread_mutex_lock(&p->lock);
+	p->eof = true;
+	pthread_cond_broadcast(&p->cv_ready);
+	pthread_cond_broadcast(&p->cv_done);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* ---- workers ----------------------------------------------------------- */
+
+static int encode_chunk(struct mk_pipe *p, struct czfs_codec *codec,
+			struct slot *s)
+{
+	struct czfs_cluster_policy pol = p->o.pol;
+	unsigned used = 0;
+
+	for (unsigned j = 0; j < s->c.nclusters; j++) {
+		struct mk_cluster *cl = &s->c.cl[j];
+		bool last = j + 1 == s->c.nclusters;
+		unsigned ulen = last ? s->last_ulen : p->cbytes;
+		int err;
+
+		pol.allow_inline = p->o.pol.allow_inline && last && s->tail;
+		cl->index = s->first_index + j;
+		cl->out_off = used;
+		err = czfs_cluster_encode(codec, &pol, s->in + (size_t)j * p->cbytes,
+					  ulen, s->c.out + used, &cl->ci,
+					  &cl->out_len);
+		if (err)
+			return err;
+		used += cl->out_len;
+	}
+	return 0;
+}
+
+/* Claim the next ready chunk in order, or NULL when there is none left. */
+static struct slot *claim(struct mk_pipe *p)
+{
+	struct slot *s = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop && p->claimed == p->produced && !p->eof)
+		pthread_cond_wait(&p->cv_ready, &p->lock);
+	if (!p->stop && p->claimed < p->produced) {
+		s = &p->slots[p->claimed++ % p->nslots];
+		s->state = SLOT_BUSY;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return s;
+}
+
+static void *worker_main(void *arg)
+{
+	struct mk_pipe *p = arg;
+	struct czfs_codec *codec = czfs_codec_new();
+	struct slot *s;
+
+	if (!codec) {
+		pipe_fail(p, -ENOMEM);
+		return NULL;
+	}
+	while ((s = claim(p))) {
+		int err = encode_chunk(p, codec, s);
+
+		if (err) {
+			pipe_fail(p, err);
+			break;
+		}
+		pthread_mutex_lock(&p->lock);
+		s->state = SLOT_DONE;
+		pthread_cond_broadcast(&p->cv_done);
+		pthread_mutex_unlock(&p->lock);
+	}
+	czfs_codec_free(codec);
+	return NULL;
+}
+
+/* ---- consumer ---------------------------------------------------------- */
+
+struct mk_chunk *mk_pipe_next(struct mk_pipe *p)
+{
+	struct slot *s = &p->slots[p->consumed % p->nslots];
+	struct mk_chunk *c = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop && !(p->consumed < p->produced &&
+			     s->state == SLOT_DONE)) {
+		if (p->eof && p->consumed == p->produced)
+			break;
+		pthread_cond_wait(&p->cv_done, &p->lock);
+	}
+	if (!p->stop && p->consumed < p->produced)
+		c = &s->c;
+	pthread_mutex_unlock(&p->lock);
+	return c;
+}
+
+void mk_pipe_release(struct mk_pipe *p, struct mk_chunk *c)
+{
+	struct slot *s = container_of(c, struct slot, c);
+
+	pthread_mutex_lock(&p->lock);
+	s->state = SLOT_FREE;
+	p->consumed++;
+	pthread_cond_signal(&p->cv_free);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+static int slots_alloc(struct mk_pipe *p)
+{
+	unsigned per_chunk = p->chunk_bytes / p->cbytes;
+	size_t out_bytes = p->chunk_bytes + CZFS_MAX_CLUSTER_SIZE + CZFS_BLOCK_SIZE;
+
+	p->slots = calloc(p->nslots, sizeof(*p->slots));
+	if (!p->slots)
+		return -ENOMEM;
+	for (unsigned i = 0; i < p->nslots; i++) {
+		struct slot *s = &p->slots[i];
+
+		s->in = aligned_alloc(CZFS_BLOCK_SIZE, p->chunk_bytes);
+		s->c.out = aligned_alloc(CZFS_BLOCK_SIZE, out_bytes);
+		s->c.cl = calloc(per_chunk, sizeof(*s->c.cl));
+		if (!s->in || !s->c.out || !s->c.cl)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void pipe_free(struct mk_pipe *p)
+{
+	for (unsigned i = 0; p->slots && i < p->nslots; i++) {
+		free(p->slots[i].in);
+		free(p->slots[i].c.out);
+		free(p->slots[i].c.cl);
+	}
+	free(p->slots);
+	free(p->workers);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cv_free);
+	pthread_cond_destroy(&p->cv_ready);
+	pthread_cond_destroy(&p->cv_done);
+	free(p);
+}
+
+static int threads_start(struct mk_pipe *p)
+{
+	int err;
+
+	p->workers = calloc(p->o.jobs, sizeof(*p->workers));
+	if (!p->workers)
+		return -ENOMEM;
+	for (; p->nworkers < p->o.jobs; p->nworkers++) {
+		err = pthread_create(&p->workers[p->nworkers], NULL,
+				     worker_main, p);
+		if (err)
+			return -err;
+	}
+	err = pthread_create(&p->reader, NULL, reader_main, p);
+	if (err)
+		return -err;
+	p->reader_started = true;
+	return 0;
+}
+
+int mk_pipe_start(const struct mk_tree *t, const struct mk_pipe_opts *o,
+		  struct mk_pipe **out)
+{
+	struct mk_pipe *p = calloc(1, sizeof(*p));
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->t = t;
+	p->o = *o;
+	p->cbytes = CZFS_BLOCK_SIZE << o->cluster_shift;
+	p->chunk_bytes = MAX(MK_CHUNK_BYTES, p->cbytes);
+	p->nslots = MAX(4 * o->jobs, 4u);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cv_free, NULL);
+	pthread_cond_init(&p->cv_ready, NULL);
+	pthread_cond_init(&p->cv_done, NULL);
+	err = slots_alloc(p);
+	if (!err)
+		err = threads_start(p);
+	if (err) {
+		pipe_fail(p, err);
+		mk_pipe_stop(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+int mk_pipe_stop(struct mk_pipe *p)
+{
+	int err;
+
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cv_free);
+	pthread_cond_broadcast(&p->cv_ready);
+	pthread_cond_broadcast(&p->cv_done);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < p->nworkers; i++)
+		pthread_join(p->workers[i], NULL);
+	if (p->reader_started)
+		pthread_join(p->reader, NULL);
+	err = p->err;
+	if (p->msg[0])
+		fprintf(stderr, "%s\n", p->msg);
+	else if (err && err != -ECANCELED)
+		fprintf(stderr, "mkfs.czfs: compression failed: %s\n",
+			strerror(-err));
+	pipe_free(p);
+	return err;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The source tree in memory: every inode of the image, numbered in
+ * breadth-first order with each directory's entries sorted by name, so the
+ * numbering does not depend on readdir order.
+ */
+#ifndef MKFS_SCAN_H
+#define MKFS_SCAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct mk_xattr {
+	char *name;			/* NUL-terminated full name */
+	unsigned name_len;
+	void *value;
+	uint32_t value_len;
+};
+
+struct mk_inode;
+
+struct mk_dentry {
+	char *name;			/* NUL-terminated */
+	unsigned name_len;
+	struct mk_inode *inode;
+};
+
+struct mk_inode {
+	uint64_t ino;
+	uint32_t mode, nlink, uid, gid;
+	uint64_t size;			/* reg: bytes; lnk: target length */
+	struct timespec atime, mtime, ctime;
+	uint32_t rdev_major, rdev_minor;
+	uint64_t parent;		/* directories */
+	bool maybe_sparse;		/* fewer blocks allocated than size */
+	char *path;			/* dirs, regular files: relative path */
+	char *target;			/* symlinks */
+	struct mk_xattr *xattrs;
+	unsigned nxattrs;
+	struct mk_dentry *dents;	/* directories, sorted by name */
+	unsigned ndents;
+};
+
+struct mk_tree {
+	struct mk_inode **inodes;	/* inodes[i] has ino i + 1 */
+	uint64_t count;
+	uint64_t cap;
+	int rootfd;			/* -1 for an empty tree */
+	const char *root;		/* the source directory, for messages */
+	/* totals for progress and the summary */
+	uint64_t nfiles, ndirs;
+	uint64_t bytes;			/* sizes of files and symlink targets */
+	uint64_t data_bytes;		/* bytes that will be read (no holes) */
+};
+
+struct mk_scan_opts {
+	long long uid, gid;		/* forced owner, or -1 */
+	bool exclude;			/* skip the inode below (the image) */
+	dev_t exclude_dev;
+	ino_t exclude_ino;
+};
+
+/*
+ * Walk dir into t.  Returns 0, or -errno after printing a message naming
+ * the path ("mkfs.czfs: DIR/x: Permission denied").
+ */
+int mk_scan(const char *dir, const struct mk_scan_opts *o, struct mk_tree *t);
+
+/* A tree holding only an empty root directory owned by uid:gid. */
+int mk_tree_empty(uid_t uid, gid_t gid, struct mk_tree *t);
+
+void mk_tree_free(struct mk_tree *t);
+
+#endif /* MKFS_SCAN_H */
