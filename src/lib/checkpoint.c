@@ -211,6 +211,9 @@ static int cp_load_slot(struct czfs_bdev *bdev, uint64_t slot, void *buf,
 			  (unsigned long long)slot, err);
 		return err;
 	}
+	/* A slot never written (a new image has one) is not damage. */
+	if (czfs_is_zero(buf, CZFS_BLOCK_SIZE))
+		return -EFSCORRUPTED;
 	err = cp_decode(buf, slot, cp, CZFS_LOG_WARN);
 	if (err)
 		czfs_warn("checkpoint %llu: invalid, slot skipped",

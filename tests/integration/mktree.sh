@@ -62,8 +62,12 @@ make_tree() {
 # Compare two trees: contents, then every preserved attribute.
 compare_trees() {
 	local a=$1 b=$2
-	diff -r --no-dereference "$a" "$b" >"$T/diff.out" 2>&1 ||
-		{ head -20 "$T/diff.out" >&2; fail "contents differ"; }
+	# diff cannot compare special files; their type, mode and rdev are
+	# compared by the manifest below.
+	diff -r --no-dereference "$a" "$b" 2>&1 |
+		grep -Ev '^File .* is a (fifo|socket|character special file|block special file) while file .* is a \1$' \
+		>"$T/diff.out" || true
+	[ ! -s "$T/diff.out" ] || { head -20 "$T/diff.out" >&2; fail "contents differ"; }
 	manifest "$a" >"$T/m.a"
 	manifest "$b" >"$T/m.b"
 	diff "$T/m.a" "$T/m.b" >&2 || fail "attributes differ"

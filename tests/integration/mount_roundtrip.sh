@@ -5,6 +5,7 @@
 . "$top_srcdir/tests/integration/mktree.sh"
 require_fuse
 
+tmpfs_mount "$T/src"
 make_tree "$T/src"
 for alg in lz4 lz4hc zstd none; do
 	for cs in 4k 16k 64k 256k; do
