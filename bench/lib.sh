@@ -36,7 +36,8 @@ make_real_file() {
 	tmp=$(mktemp -d "$W/corpus.XXXXXX")
 	for z in "$CORPUS"/*.zip; do unzip -qo "$z" -d "$tmp"; done
 	mkdir -p "$(dirname "$file")"
-	while :; do cat "$tmp"/*; done 2>/dev/null | head -c $((mib << 20)) >"$file" || true
+	# cat fails once head has enough: that ends the loop
+	while cat "$tmp"/*; do :; done 2>/dev/null | head -c $((mib << 20)) >"$file" || true
 	rm -rf "$tmp"
 }
 

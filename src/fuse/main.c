@@ -124,7 +124,6 @@ static int daemon_setup(struct czfs_daemon *dm)
 		.flags = CZFS_OPEN_RDONLY | CZFS_OPEN_NOSMAP |
 			 (dm->opts.direct_io ? CZFS_OPEN_DIRECT : 0),
 	};
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int err;
 
 	err = czfs_fs_open(dm->opts.image, &fo, &dm->fs);
@@ -136,11 +135,20 @@ static int daemon_setup(struct czfs_daemon *dm)
 		czfs_err("cannot create the page pool: %s", strerror(-err));
 		return err;
 	}
-	err = czfs_ccache_create(dm->pool, 0, &dm->cc);
+	return czfs_ccache_create(dm->pool, 0, &dm->cc);
+}
+
+/* Threads start after fuse_daemonize(): a fork keeps only its caller. */
+static int daemon_start_threads(struct czfs_daemon *dm)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int err;
+
+	err = czfs_prefetch_start(dm, dm->opts.workers ? dm->opts.workers :
+				  (unsigned)MAX(cpus, 1));
 	if (err)
-		return err;
-	return czfs_prefetch_start(dm, dm->opts.workers ? dm->opts.workers :
-				   (unsigned)MAX(cpus, 1));
+		czfs_err("cannot start prefetch threads: %s", strerror(-err));
+	return err;
 }
 
 static void daemon_teardown(struct czfs_daemon *dm)
@@ -174,6 +182,8 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 		goto out_unmount;
 	if (!cli->foreground)
 		czfs_log_set_sink(log_syslog, CZFS_LOG_INFO);
+	if (daemon_start_threads(dm))
+		goto out_unmount;
 	ret = cli->singlethread ? fuse_session_loop(se) :
 				  fuse_session_loop_mt(se, &lc);
 	ret = ret ? 1 : 0;

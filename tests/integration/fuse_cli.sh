@@ -30,3 +30,17 @@ expect_error "bad value" "$T/img" "$T/mnt" -o readahead=0
 expect_error "read-write" "$T/img" "$T/mnt" -o rw
 expect_error "invalid argument\|unknown option" "$T/img" "$T/mnt" -o no_such_option
 ! mountpoint -q "$T/mnt" || fail "something got mounted"
+
+# Without -f the daemon forks into the background: it must serve reads
+# (its prefetch threads start after the fork) and exit when unmounted.
+head -c 3000000 /dev/urandom >"$T/src/big"
+"$MKFS" -q -f -C 16k -d "$T/src" "$T/img"
+EXTRA_MOUNTS+=("$T/mnt")
+"$FUSE" "$T/img" "$T/mnt" || fail "background mount"
+cmp "$T/src/big" "$T/mnt/big" || fail "read through a background daemon"
+fusermount3 -u "$T/mnt"
+for _ in $(seq 1 50); do
+	pgrep -f "czfs-fuse $T/img" >/dev/null || break
+	sleep 0.1
+done
+! pgrep -f "czfs-fuse $T/img" >/dev/null || fail "background daemon did not exit"

@@ -14,7 +14,7 @@ FUSE="$top_builddir/src/fuse/czfs-fuse"
 CORPUS="${CZFS_CORPUS:-$top_srcdir/../shared/corpus/silesia}"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/czfs-test.XXXXXX")
-declare -a CZFS_MOUNTS=() CZFS_PIDS=() TMPFS_MOUNTS=()
+declare -a CZFS_MOUNTS=() CZFS_PIDS=() EXTRA_MOUNTS=()
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -31,7 +31,8 @@ czfs_cleanup() {
 	for i in "${!CZFS_MOUNTS[@]}"; do
 		czfs_umount_at "$i" || rc=1
 	done
-	for i in "${TMPFS_MOUNTS[@]}"; do
+	for i in "${EXTRA_MOUNTS[@]}"; do
+		mountpoint -q "$i" || continue
 		umount "$i" || umount -l "$i" || rc=1
 	done
 	rm -rf "$T"
@@ -44,7 +45,7 @@ trap czfs_cleanup EXIT
 tmpfs_mount() {
 	mkdir -p "$1"
 	mount -t tmpfs -o size=2G,mode=0755 czfs-test "$1"
-	TMPFS_MOUNTS+=("$1")
+	EXTRA_MOUNTS+=("$1")
 }
 
 # czfs_mount IMAGE MNT [czfs-fuse options...]: mount in the foreground
