@@ -32,6 +32,7 @@
 #include "xattr.h"
 
 #define MK_BATCH_BYTES	(4u << 20)	/* one pwrite(2) */
+#define MK_FLUSH_STEP	(64ull << 20)	/* data flushed while writing */
 #define MK_RECORDS_CAP	(2 * CZFS_BLOCK_SIZE)
 #define MK_RECORD_MAX	(sizeof(struct czfs_xattr_entry) + CZFS_XATTR_NAME_MAX + \
 			 CZFS_XATTR_INLINE_MAX)
@@ -61,7 +62,10 @@ struct mk_io {
 	const uint8_t *wbuf;
 	size_t wlen;
 	uint64_t woff;
+	uint64_t written;		/* bytes written so far */
 	int err;
+	pthread_t flusher;
+	bool fstarted;
 };
 
 struct mk_image {
@@ -154,8 +158,37 @@ static void *io_main(void *arg)
 		pthread_mutex_lock(&io->lock);
 		if (err && !io->err)
 			io->err = err;
+		io->written += io->wlen;
 		io->busy = false;
 		pthread_cond_broadcast(&io->cv);
+	}
+	pthread_mutex_unlock(&io->lock);
+	return NULL;
+}
+
+/*
+ * Flush the data written so far every MK_FLUSH_STEP bytes, beside the
+ * writes: the device's cache then empties while we still compress, and
+ * the flushes that order checkpoint and superblock find little to do.
+ */
+static void *flush_main(void *arg)
+{
+	struct mk_io *io = arg;
+	uint64_t done = 0;
+	int err;
+
+	pthread_mutex_lock(&io->lock);
+	for (;;) {
+		while (io->written - done < MK_FLUSH_STEP && !io->quit)
+			pthread_cond_wait(&io->cv, &io->lock);
+		if (io->quit)
+			break;
+		done = io->written;
+		pthread_mutex_unlock(&io->lock);
+		err = czfs_bdev_flush(io->bdev);
+		pthread_mutex_lock(&io->lock);
+		if (err && !io->err)
+			io->err = err;
 	}
 	pthread_mutex_unlock(&io->lock);
 	return NULL;
@@ -218,28 +251,33 @@ static int io_start(struct mk_image *im, struct czfs_bdev *dbdev)
 	if (err)
 		return -err;
 	io->started = true;
+	err = pthread_create(&io->flusher, NULL, flush_main, io);
+	if (err)
+		return -err;
+	io->fstarted = true;
 	return 0;
 }
 
-/* Write what is queued (if write), wait for it, stop the thread. */
+/* Write what is queued (if write), wait for it, stop the threads. */
 static int io_stop(struct mk_image *im, bool write)
 {
 	struct mk_io *io = &im->io;
 	int err = 0;
 
-	if (io->started) {
-		if (write)
-			err = batch_flush(im);
-		if (!err)
-			err = io_wait(io);
-		pthread_mutex_lock(&io->lock);
-		io->quit = true;
-		pthread_cond_broadcast(&io->cv);
-		pthread_mutex_unlock(&io->lock);
-		pthread_join(io->thread, NULL);
-		io->started = false;
-	}
-	return err;
+	if (!io->started)
+		return 0;
+	if (write)
+		err = batch_flush(im);
+	io_wait(io);
+	pthread_mutex_lock(&io->lock);
+	io->quit = true;
+	pthread_cond_broadcast(&io->cv);
+	pthread_mutex_unlock(&io->lock);
+	pthread_join(io->thread, NULL);
+	if (io->fstarted)
+		pthread_join(io->flusher, NULL);
+	io->started = io->fstarted = false;
+	return err ? err : io->err;
 }
 
 static void io_free(struct mk_io *io)
