@@ -185,7 +185,8 @@ static void *flush_main(void *arg)
 			break;
 		done = io->written;
 		pthread_mutex_unlock(&io->lock);
-		err = czfs_bdev_flush(io->bdev);
+		/* the same file: io->bdev may be switching to it meanwhile */
+		err = czfs_bdev_flush(io->buffered);
 		pthread_mutex_lock(&io->lock);
 		if (err && !io->err)
 			io->err = err;
