@@ -50,9 +50,8 @@ struct mk_named {
 
 /* The I/O thread and its two batch buffers. */
 struct mk_io {
-	struct czfs_bdev *bdev;		/* the data device (maybe O_DIRECT) */
-	struct czfs_bdev *buffered;	/* the image's main device */
-	int fd;				/* buffered file: for sync_file_range */
+	struct czfs_bdev *bdev;
+	int fd;				/* for sync_file_range, or -1 */
 	uint8_t *buf[2];
 	pthread_t thread;
 	bool inited, started;
@@ -127,10 +126,9 @@ static void bump_free(struct czfs_allocator *a, uint64_t blkaddr, uint64_t n)
 
 /*
  * Batched writes go through an I/O thread with two buffers: one is filled
- * while the other is written, so compression never waits for the disk
- * unless the disk is the slower of the two.  With an O_DIRECT device the
- * data skips the page cache and the final flush has little left to do;
- * with a buffered one, writeback of each batch starts at once.
+ * while the other is written, so the writer never waits for a write unless
+ * the disk is slower than compression.  Writeback of each batch starts at
+ * once.  (O_DIRECT measured slower: it makes each write wait for the disk.)
  */
 static void *io_main(void *arg)
 {
@@ -145,13 +143,6 @@ static void *io_main(void *arg)
 			break;
 		pthread_mutex_unlock(&io->lock);
 		err = czfs_bdev_write(io->bdev, io->wbuf, io->wlen, io->woff);
-		if (err == -EINVAL && io->bdev != io->buffered) {
-			/* O_DIRECT refused (odd sector size): go buffered */
-			io->bdev = io->buffered;
-			io->fd = czfs_bdev_fd(io->bdev);
-			err = czfs_bdev_write(io->bdev, io->wbuf, io->wlen,
-					      io->woff);
-		}
 		if (!err && io->fd >= 0)
 			sync_file_range(io->fd, (off_t)io->woff, (off_t)io->wlen,
 					SYNC_FILE_RANGE_WRITE);
@@ -185,8 +176,7 @@ static void *flush_main(void *arg)
 			break;
 		done = io->written;
 		pthread_mutex_unlock(&io->lock);
-		/* the same file: io->bdev may be switching to it meanwhile */
-		err = czfs_bdev_flush(io->buffered);
+		err = czfs_bdev_flush(io->bdev);
 		pthread_mutex_lock(&io->lock);
 		if (err && !io->err)
 			io->err = err;
@@ -232,14 +222,13 @@ static int batch_flush(struct mk_image *im)
 	return 0;
 }
 
-static int io_start(struct mk_image *im, struct czfs_bdev *dbdev)
+static int io_start(struct mk_image *im)
 {
 	struct mk_io *io = &im->io;
 	int err;
 
-	io->buffered = im->bdev;
-	io->bdev = dbdev ? dbdev : im->bdev;
-	io->fd = dbdev ? -1 : czfs_bdev_fd(im->bdev);
+	io->bdev = im->bdev;
+	io->fd = czfs_bdev_fd(im->bdev);
 	io->buf[0] = aligned_alloc(CZFS_BLOCK_SIZE, MK_BATCH_BYTES);
 	io->buf[1] = aligned_alloc(CZFS_BLOCK_SIZE, MK_BATCH_BYTES);
 	if (!io->buf[0] || !io->buf[1])
@@ -711,9 +700,9 @@ static void derive_seed(const uint8_t uuid[16], uint64_t seed[2])
 	seed[1] = czfs_siphash(k1, uuid, 16);
 }
 
-static int image_setup(struct mk_image *im, struct czfs_bdev *dbdev)
+static int image_setup(struct mk_image *im)
 {
-	int err = io_start(im, dbdev);
+	int err = io_start(im);
 
 	if (err)
 		return err;
@@ -728,15 +717,15 @@ static int image_setup(struct mk_image *im, struct czfs_bdev *dbdev)
 	return czfs_btree_builder_new(im->bdev, &im->alloc, 1, &im->bld);
 }
 
-int mk_image_write(struct czfs_bdev *bdev, struct czfs_bdev *dbdev,
-		   const struct mk_tree *t, struct mk_pipe *p, const struct mk_image_opts *o,
+int mk_image_write(struct czfs_bdev *bdev, const struct mk_tree *t,
+		   struct mk_pipe *p, const struct mk_image_opts *o,
 		   struct mk_progress *pr, struct mk_image_stats *st)
 {
 	struct mk_image im = { .bdev = bdev, .t = t, .o = o, .pr = pr };
 	int err, perr;
 
 	memset(st, 0, sizeof(*st));
-	err = image_setup(&im, dbdev);
+	err = image_setup(&im);
 	if (!err)
 		err = write_inodes(&im, p);
 	mk_progress_end(pr);
