@@ -149,7 +149,6 @@ static void daemon_teardown(struct czfs_daemon *dm)
 	czfs_ccache_destroy(dm->cc);
 	czfs_pool_destroy(dm->pool);
 	czfs_fs_close(dm->fs);
-	free(dm->opts.image);
 }
 
 static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
@@ -252,6 +251,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "czfs-fuse: cannot mount %s\n", dm.opts.image);
 	daemon_teardown(&dm);
 out_args:
+	free(dm.opts.image);
 	free(cli.mountpoint);
 	fuse_opt_free_args(&args);
 	return ret;
