@@ -384,21 +384,29 @@ static int named_reserve(struct mk_image *im, unsigned n)
 /* Append record idx of ip to dst; returns its size or -errno. */
 typedef int (*record_fn)(struct mk_image *im, const struct mk_inode *ip,
 			 unsigned idx, uint8_t *dst);
+/* The name of record idx of ip. */
+typedef const char *(*name_fn)(const struct mk_inode *ip, unsigned idx,
+			       unsigned *len);
 
-/* Sort im->named[0..n) and add one item per hash holding its records. */
+/* Sort the n records of ip by (hash, name); add one item per hash. */
 static int add_hashed(struct mk_image *im, const struct mk_inode *ip,
-		      unsigned type, unsigned n, record_fn fn)
+		      unsigned type, unsigned n, name_fn name, record_fn fn)
 {
-	struct mk_named *v = im->named;
-	unsigned i, j;
-	int err = 0;
+	struct mk_named *v;
+	unsigned i, j, len;
+	int err = named_reserve(im, n);
 
-	if (!n)
-		return 0;
+	if (err || !n)
+		return err;
+	v = im->named;
+	for (i = 0; i < n; i++) {
+		v[i].name = name(ip, i, &len);
+		v[i].hash = czfs_name_hash(im->seed, v[i].name, len);
+		v[i].idx = i;
+	}
 	qsort(v, n, sizeof(*v), named_cmp);
 	for (i = 0; i < n && !err; i = j) {
-		unsigned len = 0;
-
+		len = 0;
 		for (j = i; j < n && v[j].hash == v[i].hash; j++) {
 			if (len + MK_RECORD_MAX > MK_RECORDS_CAP)
 				return -E2BIG;
@@ -441,32 +449,18 @@ static int dentry_record(struct mk_image *im, const struct mk_inode *ip,
 				       de->name, de->name_len);
 }
 
-static int add_xattrs(struct mk_image *im, const struct mk_inode *ip)
+static const char *xattr_name(const struct mk_inode *ip, unsigned idx,
+			      unsigned *len)
 {
-	int err = named_reserve(im, ip->nxattrs);
-
-	for (unsigned i = 0; !err && i < ip->nxattrs; i++) {
-		const struct mk_xattr *x = &ip->xattrs[i];
-
-		im->named[i] = (struct mk_named){
-			czfs_name_hash(im->seed, x->name, x->name_len), x->name, i };
-	}
-	return err ? err : add_hashed(im, ip, CZFS_ITEM_XATTR, ip->nxattrs,
-				      xattr_record);
+	*len = ip->xattrs[idx].name_len;
+	return ip->xattrs[idx].name;
 }
 
-static int add_dentries(struct mk_image *im, const struct mk_inode *ip)
+static const char *dentry_name(const struct mk_inode *ip, unsigned idx,
+			       unsigned *len)
 {
-	int err = named_reserve(im, ip->ndents);
-
-	for (unsigned i = 0; !err && i < ip->ndents; i++) {
-		const struct mk_dentry *de = &ip->dents[i];
-
-		im->named[i] = (struct mk_named){
-			czfs_name_hash(im->seed, de->name, de->name_len), de->name, i };
-	}
-	return err ? err : add_hashed(im, ip, CZFS_ITEM_DENTRY, ip->ndents,
-				      dentry_record);
+	*len = ip->dents[idx].name_len;
+	return ip->dents[idx].name;
 }
 
 /* INODE, XATTR and DENTRY items; CLUSTER items follow from the chunks. */
@@ -482,9 +476,11 @@ static int begin_inode(struct mk_image *im, const struct mk_inode *ip)
 	err = add_item(im, ip->ino, CZFS_ITEM_INODE, 0, &di, sizeof(di),
 		       &im->inode_item);
 	if (!err)
-		err = add_xattrs(im, ip);
+		err = add_hashed(im, ip, CZFS_ITEM_XATTR, ip->nxattrs,
+				 xattr_name, xattr_record);
 	if (!err && S_ISDIR(ip->mode))
-		err = add_dentries(im, ip);
+		err = add_hashed(im, ip, CZFS_ITEM_DENTRY, ip->ndents,
+				 dentry_name, dentry_record);
 	return err;
 }
 
