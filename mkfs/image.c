@@ -32,6 +32,7 @@
 #include "xattr.h"
 
 #define MK_BATCH_BYTES	(4u << 20)	/* one pwrite(2) */
+#define MK_FLUSH_STEP	(64ull << 20)	/* data flushed while writing */
 #define MK_RECORDS_CAP	(2 * CZFS_BLOCK_SIZE)
 #define MK_RECORD_MAX	(sizeof(struct czfs_xattr_entry) + CZFS_XATTR_NAME_MAX + \
 			 CZFS_XATTR_INLINE_MAX)
@@ -49,9 +50,8 @@ struct mk_named {
 
 /* The I/O thread and its two batch buffers. */
 struct mk_io {
-	struct czfs_bdev *bdev;		/* the data device (maybe O_DIRECT) */
-	struct czfs_bdev *buffered;	/* the image's main device */
-	int fd;				/* buffered file: for sync_file_range */
+	struct czfs_bdev *bdev;
+	int fd;				/* for sync_file_range, or -1 */
 	uint8_t *buf[2];
 	pthread_t thread;
 	bool inited, started;
@@ -61,7 +61,10 @@ struct mk_io {
 	const uint8_t *wbuf;
 	size_t wlen;
 	uint64_t woff;
+	uint64_t written;		/* bytes written so far */
 	int err;
+	pthread_t flusher;
+	bool fstarted;
 };
 
 struct mk_image {
@@ -123,10 +126,9 @@ static void bump_free(struct czfs_allocator *a, uint64_t blkaddr, uint64_t n)
 
 /*
  * Batched writes go through an I/O thread with two buffers: one is filled
- * while the other is written, so compression never waits for the disk
- * unless the disk is the slower of the two.  With an O_DIRECT device the
- * data skips the page cache and the final flush has little left to do;
- * with a buffered one, writeback of each batch starts at once.
+ * while the other is written, so the writer never waits for a write unless
+ * the disk is slower than compression.  Writeback of each batch starts at
+ * once.  (O_DIRECT measured slower: it makes each write wait for the disk.)
  */
 static void *io_main(void *arg)
 {
@@ -141,21 +143,43 @@ static void *io_main(void *arg)
 			break;
 		pthread_mutex_unlock(&io->lock);
 		err = czfs_bdev_write(io->bdev, io->wbuf, io->wlen, io->woff);
-		if (err == -EINVAL && io->bdev != io->buffered) {
-			/* O_DIRECT refused (odd sector size): go buffered */
-			io->bdev = io->buffered;
-			io->fd = czfs_bdev_fd(io->bdev);
-			err = czfs_bdev_write(io->bdev, io->wbuf, io->wlen,
-					      io->woff);
-		}
 		if (!err && io->fd >= 0)
 			sync_file_range(io->fd, (off_t)io->woff, (off_t)io->wlen,
 					SYNC_FILE_RANGE_WRITE);
 		pthread_mutex_lock(&io->lock);
 		if (err && !io->err)
 			io->err = err;
+		io->written += io->wlen;
 		io->busy = false;
 		pthread_cond_broadcast(&io->cv);
+	}
+	pthread_mutex_unlock(&io->lock);
+	return NULL;
+}
+
+/*
+ * Flush the data written so far every MK_FLUSH_STEP bytes, beside the
+ * writes: the device's cache then empties while we still compress, and
+ * the flushes that order checkpoint and superblock find little to do.
+ */
+static void *flush_main(void *arg)
+{
+	struct mk_io *io = arg;
+	uint64_t done = 0;
+	int err;
+
+	pthread_mutex_lock(&io->lock);
+	for (;;) {
+		while (io->written - done < MK_FLUSH_STEP && !io->quit)
+			pthread_cond_wait(&io->cv, &io->lock);
+		if (io->quit)
+			break;
+		done = io->written;
+		pthread_mutex_unlock(&io->lock);
+		err = czfs_bdev_flush(io->bdev);
+		pthread_mutex_lock(&io->lock);
+		if (err && !io->err)
+			io->err = err;
 	}
 	pthread_mutex_unlock(&io->lock);
 	return NULL;
@@ -198,14 +222,13 @@ static int batch_flush(struct mk_image *im)
 	return 0;
 }
 
-static int io_start(struct mk_image *im, struct czfs_bdev *dbdev)
+static int io_start(struct mk_image *im)
 {
 	struct mk_io *io = &im->io;
 	int err;
 
-	io->buffered = im->bdev;
-	io->bdev = dbdev ? dbdev : im->bdev;
-	io->fd = dbdev ? -1 : czfs_bdev_fd(im->bdev);
+	io->bdev = im->bdev;
+	io->fd = czfs_bdev_fd(im->bdev);
 	io->buf[0] = aligned_alloc(CZFS_BLOCK_SIZE, MK_BATCH_BYTES);
 	io->buf[1] = aligned_alloc(CZFS_BLOCK_SIZE, MK_BATCH_BYTES);
 	if (!io->buf[0] || !io->buf[1])
@@ -218,28 +241,33 @@ static int io_start(struct mk_image *im, struct czfs_bdev *dbdev)
 	if (err)
 		return -err;
 	io->started = true;
+	err = pthread_create(&io->flusher, NULL, flush_main, io);
+	if (err)
+		return -err;
+	io->fstarted = true;
 	return 0;
 }
 
-/* Write what is queued (if write), wait for it, stop the thread. */
+/* Write what is queued (if write), wait for it, stop the threads. */
 static int io_stop(struct mk_image *im, bool write)
 {
 	struct mk_io *io = &im->io;
 	int err = 0;
 
-	if (io->started) {
-		if (write)
-			err = batch_flush(im);
-		if (!err)
-			err = io_wait(io);
-		pthread_mutex_lock(&io->lock);
-		io->quit = true;
-		pthread_cond_broadcast(&io->cv);
-		pthread_mutex_unlock(&io->lock);
-		pthread_join(io->thread, NULL);
-		io->started = false;
-	}
-	return err;
+	if (!io->started)
+		return 0;
+	if (write)
+		err = batch_flush(im);
+	io_wait(io);
+	pthread_mutex_lock(&io->lock);
+	io->quit = true;
+	pthread_cond_broadcast(&io->cv);
+	pthread_mutex_unlock(&io->lock);
+	pthread_join(io->thread, NULL);
+	if (io->fstarted)
+		pthread_join(io->flusher, NULL);
+	io->started = io->fstarted = false;
+	return err ? err : io->err;
 }
 
 static void io_free(struct mk_io *io)
@@ -356,21 +384,29 @@ static int named_reserve(struct mk_image *im, unsigned n)
 /* Append record idx of ip to dst; returns its size or -errno. */
 typedef int (*record_fn)(struct mk_image *im, const struct mk_inode *ip,
 			 unsigned idx, uint8_t *dst);
+/* The name of record idx of ip. */
+typedef const char *(*name_fn)(const struct mk_inode *ip, unsigned idx,
+			       unsigned *len);
 
-/* Sort im->named[0..n) and add one item per hash holding its records. */
+/* Sort the n records of ip by (hash, name); add one item per hash. */
 static int add_hashed(struct mk_image *im, const struct mk_inode *ip,
-		      unsigned type, unsigned n, record_fn fn)
+		      unsigned type, unsigned n, name_fn name, record_fn fn)
 {
-	struct mk_named *v = im->named;
-	unsigned i, j;
-	int err = 0;
+	struct mk_named *v;
+	unsigned i, j, len;
+	int err = named_reserve(im, n);
 
-	if (!n)
-		return 0;
+	if (err || !n)
+		return err;
+	v = im->named;
+	for (i = 0; i < n; i++) {
+		v[i].name = name(ip, i, &len);
+		v[i].hash = czfs_name_hash(im->seed, v[i].name, len);
+		v[i].idx = i;
+	}
 	qsort(v, n, sizeof(*v), named_cmp);
 	for (i = 0; i < n && !err; i = j) {
-		unsigned len = 0;
-
+		len = 0;
 		for (j = i; j < n && v[j].hash == v[i].hash; j++) {
 			if (len + MK_RECORD_MAX > MK_RECORDS_CAP)
 				return -E2BIG;
@@ -413,32 +449,18 @@ static int dentry_record(struct mk_image *im, const struct mk_inode *ip,
 				       de->name, de->name_len);
 }
 
-static int add_xattrs(struct mk_image *im, const struct mk_inode *ip)
+static const char *xattr_name(const struct mk_inode *ip, unsigned idx,
+			      unsigned *len)
 {
-	int err = named_reserve(im, ip->nxattrs);
-
-	for (unsigned i = 0; !err && i < ip->nxattrs; i++) {
-		const struct mk_xattr *x = &ip->xattrs[i];
-
-		im->named[i] = (struct mk_named){
-			czfs_name_hash(im->seed, x->name, x->name_len), x->name, i };
-	}
-	return err ? err : add_hashed(im, ip, CZFS_ITEM_XATTR, ip->nxattrs,
-				      xattr_record);
+	*len = ip->xattrs[idx].name_len;
+	return ip->xattrs[idx].name;
 }
 
-static int add_dentries(struct mk_image *im, const struct mk_inode *ip)
+static const char *dentry_name(const struct mk_inode *ip, unsigned idx,
+			       unsigned *len)
 {
-	int err = named_reserve(im, ip->ndents);
-
-	for (unsigned i = 0; !err && i < ip->ndents; i++) {
-		const struct mk_dentry *de = &ip->dents[i];
-
-		im->named[i] = (struct mk_named){
-			czfs_name_hash(im->seed, de->name, de->name_len), de->name, i };
-	}
-	return err ? err : add_hashed(im, ip, CZFS_ITEM_DENTRY, ip->ndents,
-				      dentry_record);
+	*len = ip->dents[idx].name_len;
+	return ip->dents[idx].name;
 }
 
 /* INODE, XATTR and DENTRY items; CLUSTER items follow from the chunks. */
@@ -454,9 +476,11 @@ static int begin_inode(struct mk_image *im, const struct mk_inode *ip)
 	err = add_item(im, ip->ino, CZFS_ITEM_INODE, 0, &di, sizeof(di),
 		       &im->inode_item);
 	if (!err)
-		err = add_xattrs(im, ip);
+		err = add_hashed(im, ip, CZFS_ITEM_XATTR, ip->nxattrs,
+				 xattr_name, xattr_record);
 	if (!err && S_ISDIR(ip->mode))
-		err = add_dentries(im, ip);
+		err = add_hashed(im, ip, CZFS_ITEM_DENTRY, ip->ndents,
+				 dentry_name, dentry_record);
 	return err;
 }
 
@@ -672,9 +696,9 @@ static void derive_seed(const uint8_t uuid[16], uint64_t seed[2])
 	seed[1] = czfs_siphash(k1, uuid, 16);
 }
 
-static int image_setup(struct mk_image *im, struct czfs_bdev *dbdev)
+static int image_setup(struct mk_image *im)
 {
-	int err = io_start(im, dbdev);
+	int err = io_start(im);
 
 	if (err)
 		return err;
@@ -689,15 +713,15 @@ static int image_setup(struct mk_image *im, struct czfs_bdev *dbdev)
 	return czfs_btree_builder_new(im->bdev, &im->alloc, 1, &im->bld);
 }
 
-int mk_image_write(struct czfs_bdev *bdev, struct czfs_bdev *dbdev,
-		   const struct mk_tree *t, struct mk_pipe *p, const struct mk_image_opts *o,
+int mk_image_write(struct czfs_bdev *bdev, const struct mk_tree *t,
+		   struct mk_pipe *p, const struct mk_image_opts *o,
 		   struct mk_progress *pr, struct mk_image_stats *st)
 {
 	struct mk_image im = { .bdev = bdev, .t = t, .o = o, .pr = pr };
 	int err, perr;
 
 	memset(st, 0, sizeof(*st));
-	err = image_setup(&im, dbdev);
+	err = image_setup(&im);
 	if (!err)
 		err = write_inodes(&im, p);
 	mk_progress_end(pr);

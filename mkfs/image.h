@@ -37,13 +37,12 @@ struct mk_image_stats {
 
 /*
  * Write the image of t to bdev, consuming the chunks of p, and stop p
- * (always).  dbdev (may be NULL) is the same image opened with O_DIRECT,
- * for the bulk of the data.  Returns 0; -ENOSPC when the content does not fit
+ * (always).  Returns 0; -ENOSPC when the content does not fit
  * o->size_blocks (st->need_blocks tells how much it needs); or -errno
  * (an I/O error, a reader error already printed by p, -ENOMEM).
  */
-int mk_image_write(struct czfs_bdev *bdev, struct czfs_bdev *dbdev,
-		   const struct mk_tree *t, struct mk_pipe *p, const struct mk_image_opts *o,
+int mk_image_write(struct czfs_bdev *bdev, const struct mk_tree *t,
+		   struct mk_pipe *p, const struct mk_image_opts *o,
 		   struct mk_progress *pr, struct mk_image_stats *st);
 
 #endif /* MKFS_IMAGE_H */

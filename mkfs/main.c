@@ -265,7 +265,6 @@ struct mk_run {
 	struct mk_opts o;
 	struct mk_tree tree;
 	struct czfs_bdev *bdev;
-	struct czfs_bdev *dbdev;	/* O_DIRECT, for data; may be NULL */
 	bool existed, is_blk, created;
 	struct stat img_st;
 	struct mk_progress pr;
@@ -332,9 +331,6 @@ static int open_image(struct mk_run *r)
 		fprintf(stderr, "mkfs.czfs: --size is larger than %s\n", r->o.image);
 		return -EINVAL;
 	}
-	/* Where O_DIRECT works (not tmpfs), the data bypasses the page cache. */
-	if (!err && czfs_bdev_open(r->o.image, CZFS_BDEV_DIRECT, &r->dbdev))
-		r->dbdev = NULL;
 	if (!err)
 		return 0;
 out_msg:
@@ -383,7 +379,7 @@ static int build(struct mk_run *r)
 		fprintf(stderr, "mkfs.czfs: cannot start threads: %s\n", strerror(-err));
 		return err;
 	}
-	err = mk_image_write(r->bdev, r->dbdev, &r->tree, p, &io, &r->pr, &r->st);
+	err = mk_image_write(r->bdev, &r->tree, p, &io, &r->pr, &r->st);
 	if (err == -ENOSPC && r->st.need_blocks)
 		fprintf(stderr, "mkfs.czfs: content needs %llu %s, more than --size %s\n",
 			(unsigned long long)(r->st.need_blocks < 256 ?
@@ -407,7 +403,6 @@ static int run(struct mk_run *r)
 		err = open_image(r);
 	if (!err)
 		err = build(r);
-	czfs_bdev_close(r->dbdev);
 	czfs_bdev_close(r->bdev);
 	if (err && r->created)
 		unlink(r->o.image);

@@ -53,12 +53,16 @@ struct mk_pipe {
 	unsigned nworkers;
 };
 
-static void pipe_fail(struct mk_pipe *p, int err)
+/* End the pipe: at its end (eof) or stopped, with err if not 0. */
+static void pipe_end(struct mk_pipe *p, int err, bool eof)
 {
 	pthread_mutex_lock(&p->lock);
 	if (!p->err)
 		p->err = err;
-	p->stop = true;
+	if (eof)
+		p->eof = true;
+	else
+		p->stop = true;
 	pthread_cond_broadcast(&p->cv_free);
 	pthread_cond_broadcast(&p->cv_ready);
 	pthread_cond_broadcast(&p->cv_done);
@@ -236,15 +240,7 @@ static void *reader_main(void *arg)
 		else if (S_ISLNK(ip->mode))
 			err = read_symlink(p, ip);
 	}
-	if (err) {
-		pipe_fail(p, err);
-		return NULL;
-	}
-	pthread_mutex_lock(&p->lock);
-	p->eof = true;
-	pthread_cond_broadcast(&p->cv_ready);
-	pthread_cond_broadcast(&p->cv_done);
-	pthread_mutex_unlock(&p->lock);
+	pipe_end(p, err, !err);
 	return NULL;
 }
 
@@ -298,14 +294,14 @@ static void *worker_main(void *arg)
 	struct slot *s;
 
 	if (!codec) {
-		pipe_fail(p, -ENOMEM);
+		pipe_end(p, -ENOMEM, false);
 		return NULL;
 	}
 	while ((s = claim(p))) {
 		int err = encode_chunk(p, codec, s);
 
 		if (err) {
-			pipe_fail(p, err);
+			pipe_end(p, err, false);
 			break;
 		}
 		pthread_mutex_lock(&p->lock);
@@ -427,7 +423,7 @@ int mk_pipe_start(const struct mk_tree *t, const struct mk_pipe_opts *o,
 	if (!err)
 		err = threads_start(p);
 	if (err) {
-		pipe_fail(p, err);
+		pipe_end(p, err, false);
 		mk_pipe_stop(p);
 		return err;
 	}
@@ -439,12 +435,7 @@ int mk_pipe_stop(struct mk_pipe *p)
 {
 	int err;
 
-	pthread_mutex_lock(&p->lock);
-	p->stop = true;
-	pthread_cond_broadcast(&p->cv_free);
-	pthread_cond_broadcast(&p->cv_ready);
-	pthread_cond_broadcast(&p->cv_done);
-	pthread_mutex_unlock(&p->lock);
+	pipe_end(p, 0, false);
 	for (unsigned i = 0; i < p->nworkers; i++)
 		pthread_join(p->workers[i], NULL);
 	if (p->reader_started)

@@ -1,7 +1,8 @@
-# mkfs command-line and image tests (no mount needed).
+# mkfs command-line, reproducibility and layout tests (mkfs_layout mounts).
 # TESTS_ENVIRONMENT (top_builddir, top_srcdir) comes from tests/local.mk.
 MKFS_TESTS = \
 	tests/integration/mkfs_cli.sh \
-	tests/integration/mkfs_repro.sh
+	tests/integration/mkfs_repro.sh \
+	tests/integration/mkfs_layout.sh
 TESTS += $(MKFS_TESTS)
 EXTRA_DIST += $(MKFS_TESTS)
