@@ -1,7 +1,9 @@
 # Unit tests (Check, one program per module) and mounted integration tests.
 TESTS_ENVIRONMENT = top_builddir='$(abs_top_builddir)' \
-	top_srcdir='$(abs_top_srcdir)' CZFS_SANITIZE='$(CZFS_SANITIZE)'; \
-	export top_builddir top_srcdir CZFS_SANITIZE;
+	top_srcdir='$(abs_top_srcdir)' CZFS_SANITIZE='$(CZFS_SANITIZE)' \
+	CZFS_CORPUS="$$($(abs_top_srcdir)/tests/find-corpus 2>/dev/null)"; \
+	export top_builddir top_srcdir CZFS_SANITIZE CZFS_CORPUS;
+EXTRA_DIST += tests/find-corpus
 UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 UNIT_LDADD = $(CZFS_LIBS) $(CHECK_LIBS)
 

@@ -11,7 +11,7 @@ set -euo pipefail
 
 MKFS="$top_builddir/mkfs/mkfs.czfs"
 FUSE="$top_builddir/src/fuse/czfs-fuse"
-CORPUS="${CZFS_CORPUS:-$top_srcdir/../shared/corpus/silesia}"
+CORPUS="$("$top_srcdir/tests/find-corpus" || true)"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/czfs-test.XXXXXX")
 declare -a CZFS_MOUNTS=() CZFS_PIDS=() EXTRA_MOUNTS=()
