@@ -34,6 +34,16 @@ struct czfs_mount_opts {
 	bool show_help, show_version;
 };
 
+/* Live counters, read with czfs-stat (the user.czfs.stats xattr). */
+struct czfs_daemon_stats {
+	atomic_ullong read_reqs, read_bytes;
+	atomic_ullong loads_reader;	/* clusters a FUSE thread loaded itself */
+	atomic_ullong loads_prefetch;	/* clusters the prefetch workers loaded */
+	atomic_ullong load_errors;
+	atomic_ullong decomp_bytes;	/* bytes produced by decompression */
+	atomic_ullong decomp_ns;	/* time spent in the codecs */
+};
+
 struct czfs_daemon {
 	struct czfs_fs *fs;
 	struct czfs_pool *pool;
@@ -41,8 +51,14 @@ struct czfs_daemon {
 	struct czfs_prefetch *pf;
 	struct czfs_mount_opts opts;
 	double attr_timeout;		/* long while read-only */
-	atomic_ullong read_reqs, read_bytes;
+	struct czfs_daemon_stats st;
 };
+
+/* The name of the virtual xattr on the mount root that holds the counters. */
+#define CZFS_STATS_XATTR	"user.czfs.stats"
+
+/* Format every counter as "name value" lines; returns the length. */
+size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size);
 
 /* An open regular file. */
 struct czfs_open_file {
@@ -83,7 +99,7 @@ void czfs_ops_file(struct fuse_lowlevel_ops *ops);
  */
 struct czfs_centry;
 int czfs_read_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		      uint64_t idx, struct czfs_centry **out);
+		      uint64_t idx, bool prefetch, struct czfs_centry **out);
 
 /* Prefetch workers: decompress ahead of sequential readers. */
 int czfs_prefetch_start(struct czfs_daemon *dm, unsigned nthreads);

@@ -5,8 +5,12 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/thread.c \
 	src/fuse/readpath.c \
 	src/fuse/prefetch.c \
+	src/fuse/stats.c \
 	src/fuse/ops_inode.c \
 	src/fuse/ops_dir.c \
 	src/fuse/ops_file.c
 src_fuse_czfs_fuse_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 src_fuse_czfs_fuse_LDADD = $(CZFS_LIBS) $(FUSE_LIBS)
+
+bin_PROGRAMS += src/fuse/czfs-stat
+src_fuse_czfs_stat_SOURCES = src/fuse/czfs_stat.c

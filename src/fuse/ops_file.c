@@ -120,7 +120,7 @@ static int gather(struct czfs_daemon *dm, struct czfs_open_file *of,
 
 		if (rb->n == MAX_READ_CLUSTERS)
 			return -EINVAL;
-		err = czfs_read_cluster(dm, &of->ii, idx, &e);
+		err = czfs_read_cluster(dm, &of->ii, idx, false, &e);
 		if (err)
 			return err;
 		rb->ent[rb->n] = e;
@@ -160,8 +160,8 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, czfs_reply_errno(err));
 	else
 		fuse_reply_iov(req, rb->iov, (int)rb->n);
-	atomic_fetch_add(&dm->read_reqs, 1);
-	atomic_fetch_add(&dm->read_bytes, err ? 0 : end - (uint64_t)off);
+	atomic_fetch_add(&dm->st.read_reqs, 1);
+	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - (uint64_t)off);
 	for (unsigned i = 0; i < rb->n; i++)
 		czfs_ccache_put(dm->cc, rb->ent[i]);
 	free(rb);

@@ -174,12 +174,30 @@ static int do_getxattr(struct czfs_daemon *dm, fuse_ino_t ino,
 	return ret;
 }
 
+/* The counters of the mount, as a virtual xattr of the root (czfs-stat). */
+static void reply_stats(fuse_req_t req, size_t size)
+{
+	char buf[16384];
+	size_t len = czfs_stats_format(req_daemon(req), buf, sizeof(buf));
+
+	if (!size)
+		fuse_reply_xattr(req, len);
+	else if (size < len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, buf, len);
+}
+
 static void czfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			  size_t size)
 {
 	char *buf = NULL;
 	int ret;
 
+	if (ino == FUSE_ROOT_ID && !strcmp(name, CZFS_STATS_XATTR)) {
+		reply_stats(req, size);
+		return;
+	}
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;

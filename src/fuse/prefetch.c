@@ -37,7 +37,7 @@ static void run_job(struct czfs_daemon *dm, const struct pf_job *job)
 
 		if (czfs_ccache_contains(dm->cc, job->ii.ino, job->first + i))
 			continue;
-		if (czfs_read_cluster(dm, &job->ii, job->first + i, &e))
+		if (czfs_read_cluster(dm, &job->ii, job->first + i, true, &e))
 			return;		/* the reader will see the error itself */
 		czfs_ccache_put(dm->cc, e);
 	}

@@ -10,6 +10,7 @@
 #include "cluster.h"
 #include "daemon.h"
 #include "fs.h"
+#include "latency.h"
 #include "log.h"
 #include "pagepool.h"
 #include "util.h"
@@ -21,6 +22,7 @@ static int load_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 	uint8_t inl[CZFS_INLINE_MAX];
 	struct czfs_cluster_info ci;
 	struct czfs_thread *t;
+	uint64_t t0;
 	int err;
 
 	t = czfs_thread_get();
@@ -39,8 +41,14 @@ static int load_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 		czfs_err("page pool exhausted: raise cache_size");
 		return err;
 	}
+	t0 = czfs_now_ns();
 	err = czfs_cluster_read(dm->fs, t->codec, &ci, t->scratch,
 				czfs_pool_addr(dm->pool, e->page), e->len);
+	if (ci.kind == CZFS_CLUSTER_COMPRESSED ||
+	    ci.kind == CZFS_CLUSTER_INLINE_COMPRESSED) {
+		atomic_fetch_add(&dm->st.decomp_ns, czfs_now_ns() - t0);
+		atomic_fetch_add(&dm->st.decomp_bytes, ci.ulen);
+	}
 	if (err)
 		czfs_err("inode %llu cluster %llu: %s", (unsigned long long)ii->ino,
 			 (unsigned long long)e->idx, strerror(-err));
@@ -48,7 +56,7 @@ static int load_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 }
 
 int czfs_read_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		      uint64_t idx, struct czfs_centry **out)
+		      uint64_t idx, bool prefetch, struct czfs_centry **out)
 {
 	struct czfs_centry *e;
 	int ret;
@@ -58,6 +66,10 @@ int czfs_read_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		return ret;
 	if (ret == 1) {
 		ret = load_cluster(dm, ii, e);
+		atomic_fetch_add(prefetch ? &dm->st.loads_prefetch :
+				 &dm->st.loads_reader, 1);
+		if (ret)
+			atomic_fetch_add(&dm->st.load_errors, 1);
 		czfs_ccache_loaded(dm->cc, e, ret);
 		if (ret) {
 			czfs_ccache_put(dm->cc, e);

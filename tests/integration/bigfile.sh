@@ -14,6 +14,9 @@ head -c 300000 /dev/urandom | dd of="$f" bs=4096 seek=262144 conv=notrunc status
 truncate -s 5G "$f"
 head -c 10485760 /dev/zero >"$T/src/zeros"
 : >"$T/src/empty"
+# a 1 TiB file: data in its last cluster
+truncate -s 1T "$T/src/tera"
+printf 'the end' | dd of="$T/src/tera" bs=1 seek=$(( (1 << 40) - 7 )) conv=notrunc status=none
 
 start=$(date +%s)
 "$MKFS" -q -d "$T/src" "$T/img"
@@ -35,4 +38,7 @@ cmp "$f" "$T/mnt/big" || fail "whole 5 GiB file differs"
 cmp "$T/src/zeros" "$T/mnt/zeros" || fail "all-zero file"
 [ "$(stat -c %b "$T/mnt/zeros")" = 0 ] || fail "all-zero file takes blocks"
 [ "$(stat -c %s "$T/mnt/empty")" = 0 ] || fail "empty file"
+[ "$(stat -c %s "$T/mnt/tera")" = $((1 << 40)) ] || fail "size of the 1 TiB file"
+[ "$(tail -c 7 "$T/mnt/tera")" = "the end" ] || fail "end of the 1 TiB file"
+cmp -n 1048576 /dev/zero "$T/mnt/tera" || fail "start of the 1 TiB file"
 czfs_umount "$T/mnt"

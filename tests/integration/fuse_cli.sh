@@ -34,10 +34,20 @@ expect_error "invalid argument\|unknown option" "$T/img" "$T/mnt" -o no_such_opt
 # Without -f the daemon forks into the background: it must serve reads
 # (its prefetch threads start after the fork) and exit when unmounted.
 head -c 3000000 /dev/urandom >"$T/src/big"
+seq 1 200000 >"$T/src/text"
 "$MKFS" -q -f -C 16k -d "$T/src" "$T/img"
 EXTRA_MOUNTS+=("$T/mnt")
 "$FUSE" "$T/img" "$T/mnt" || fail "background mount"
 cmp "$T/src/big" "$T/mnt/big" || fail "read through a background daemon"
+cmp "$T/src/text" "$T/mnt/text" || fail "read through a background daemon"
+# live counters of the mount
+STAT="$top_builddir/src/fuse/czfs-stat"
+"$STAT" "$T/mnt" >"$T/stats" || fail "czfs-stat"
+grep -q "^fuse.read_bytes $((3000000 + $(stat -c %s "$T/src/text")))\$" "$T/stats" || fail "read bytes in: $(head -3 "$T/stats")"
+grep -q '^decompress.bytes [1-9]' "$T/stats" || fail "decompressed bytes counted"
+! "$STAT" "$T" 2>"$T/err" || fail "czfs-stat on a non-czfs directory"
+grep -q "not the root of a czfs mount" "$T/err" || fail "czfs-stat message: $(cat "$T/err")"
+"$STAT" --version | grep -q "czfs-stat (czfs)" || fail "czfs-stat --version"
 fusermount3 -u "$T/mnt"
 for _ in $(seq 1 50); do
 	pgrep -f "czfs-fuse $T/img" >/dev/null || break

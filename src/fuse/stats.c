@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Live counters of a mount, as "name value" lines: what czfs-stat prints
+ * (it reads them from the user.czfs.stats xattr of the mount root).
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "bdev.h"
+#include "btree.h"
+#include "ccache.h"
+#include "daemon.h"
+#include "fs.h"
+#include "pagepool.h"
+
+struct out {
+	char *buf;
+	size_t size, len;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, o->len < o->size ? o->size - o->len : 0,
+		      fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->len += (size_t)n;
+}
+
+static unsigned long long ld(atomic_ullong *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+static void fuse_stats(struct out *o, struct czfs_daemon *dm)
+{
+	struct czfs_daemon_stats *s = &dm->st;
+
+	put(o, "fuse.read_requests %llu\n", ld(&s->read_reqs));
+	put(o, "fuse.read_bytes %llu\n", ld(&s->read_bytes));
+	put(o, "cluster.loads_reader %llu\n", ld(&s->loads_reader));
+	put(o, "cluster.loads_prefetch %llu\n", ld(&s->loads_prefetch));
+	put(o, "cluster.load_errors %llu\n", ld(&s->load_errors));
+	put(o, "decompress.bytes %llu\n", ld(&s->decomp_bytes));
+	put(o, "decompress.seconds %.6f\n", ld(&s->decomp_ns) / 1e9);
+}
+
+static void cache_stats(struct out *o, struct czfs_daemon *dm)
+{
+	struct czfs_ccache_stats cs;
+	struct czfs_pool_stats ps;
+	struct czfs_nodecache_stats ns;
+
+	czfs_ccache_get_stats(dm->cc, &cs);
+	put(o, "ccache.hits %llu\nccache.misses %llu\nccache.waits %llu\n"
+	    "ccache.evictions %llu\nccache.entries %llu\n",
+	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
+	    (unsigned long long)cs.waits, (unsigned long long)cs.evictions,
+	    (unsigned long long)cs.entries);
+	czfs_pool_get_stats(dm->pool, &ps);
+	put(o, "pool.pages %llu\npool.used %llu\npool.alloc_failures %llu\n"
+	    "pool.reserve_size %llu\npool.reserve_fill %llu\npool.reserve_hits %llu\n",
+	    (unsigned long long)ps.pages, (unsigned long long)ps.used,
+	    (unsigned long long)ps.alloc_fail, (unsigned long long)ps.reserve_size,
+	    (unsigned long long)ps.reserve_fill, (unsigned long long)ps.reserve_hits);
+	czfs_nodecache_stats(dm->fs->nc, &ns);
+	put(o, "nodecache.hits %llu\nnodecache.misses %llu\nnodecache.nodes %llu\n",
+	    ns.hits, ns.misses, ns.nodes);
+}
+
+static void backing_stats(struct out *o, struct czfs_daemon *dm)
+{
+	struct czfs_bdev_stats *b = &dm->fs->bdev->stats;
+
+	put(o, "backing.reads %llu\nbacking.read_bytes %llu\n",
+	    ld(&b->reads), ld(&b->read_bytes));
+	for (unsigned i = 0; i < CZFS_BDEV_HIST_BUCKETS; i++)
+		put(o, "backing.read_size.%s%uk %llu\n",
+		    i == CZFS_BDEV_HIST_BUCKETS - 1 ? ">" : "<=",
+		    4u << (i == CZFS_BDEV_HIST_BUCKETS - 1 ? i - 1 : i),
+		    ld(&b->read_hist[i]));
+}
+
+size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size)
+{
+	struct out o = { buf, size, 0 };
+
+	fuse_stats(&o, dm);
+	cache_stats(&o, dm);
+	backing_stats(&o, dm);
+	return o.len;
+}
