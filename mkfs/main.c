@@ -313,18 +313,21 @@ static int open_image(struct mk_run *r)
 {
 	int err, fd;
 
+	/* Named before it exists: a signal right after creation removes it. */
+	r->created = !r->is_blk;
+	if (r->created)
+		created_image = r->o.image;
 	if (!r->existed) {
 		/* O_EXCL: never clobber a file that appeared meanwhile. */
 		fd = open(r->o.image, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			err = -errno;
+			created_image = NULL;	/* not ours to remove */
+			r->created = false;
 			goto out_msg;
 		}
 		close(fd);
 	}
-	r->created = !r->is_blk;
-	if (r->created)
-		created_image = r->o.image;
 	err = czfs_bdev_open(r->o.image, r->is_blk ? 0 : CZFS_BDEV_CREATE,
 			     &r->bdev);
 	if (!err && r->is_blk && r->o.size > r->bdev->size) {

@@ -7,7 +7,7 @@
 #ifndef CZFS_DAEMON_H
 #define CZFS_DAEMON_H
 
-#define FUSE_USE_VERSION 34
+#define FUSE_USE_VERSION 312
 
 #include <fuse_lowlevel.h>
 #include <pthread.h>
@@ -16,12 +16,16 @@
 #include <stdint.h>
 
 #include "inode.h"
+#include "iobatch.h"
+#include "latency.h"
+#include "window.h"
 
 struct czfs_fs;
 struct czfs_pool;
 struct czfs_ccache;
 struct czfs_codec;
 struct czfs_prefetch;
+struct czfs_stream;
 
 struct czfs_mount_opts {
 	char *image;
@@ -29,7 +33,12 @@ struct czfs_mount_opts {
 	unsigned reserved_pages;	/* erofs-style reserve */
 	unsigned workers;		/* prefetch threads, 0 = online CPUs */
 	uint64_t readahead;		/* max prefetch window, bytes */
+	uint64_t kernel_readahead;	/* the mount's bdi readahead, 0 = as is */
 	bool direct_io;			/* O_DIRECT on the image */
+	enum czfs_map_mode map;		/* window strategy */
+	bool map_bounce;		/* copy scattered pages, do not map */
+	uint64_t max_request;		/* backing request size, bytes */
+	bool unaligned;			/* cut requests from each run's start */
 	bool rw;			/* read-write was asked for */
 	bool show_help, show_version;
 };
@@ -42,6 +51,9 @@ struct czfs_daemon_stats {
 	atomic_ullong load_errors;
 	atomic_ullong decomp_bytes;	/* bytes produced by decompression */
 	atomic_ullong decomp_ns;	/* time spent in the codecs */
+	atomic_ullong reclaims;		/* clusters evicted to find temp pages */
+	atomic_ullong temp_waits;	/* temp allocations that had to sleep */
+	struct czfs_latency temp_alloc;	/* decompression temp page allocation */
 };
 
 struct czfs_daemon {
@@ -49,8 +61,12 @@ struct czfs_daemon {
 	struct czfs_pool *pool;
 	struct czfs_ccache *cc;
 	struct czfs_prefetch *pf;
+	struct czfs_wincache *wc;
+	struct czfs_iobatch_opts io;
 	struct czfs_mount_opts opts;
 	double attr_timeout;		/* long while read-only */
+	char *mountpoint;		/* absolute */
+	atomic_bool ra_set;		/* kernel readahead applied */
 	struct czfs_daemon_stats st;
 };
 
@@ -63,10 +79,7 @@ size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size);
 /* An open regular file. */
 struct czfs_open_file {
 	struct czfs_inode_info ii;	/* as of open (read-only mount) */
-	pthread_mutex_t lock;		/* protects the readahead state */
-	uint64_t ra_next;		/* offset a sequential read would ask */
-	uint64_t ra_window;		/* current prefetch window, bytes */
-	uint64_t ra_done;		/* prefetch queued up to this offset */
+	struct czfs_stream *stream;	/* its prefetch state */
 };
 
 /* Per-thread scratch: one codec and one buffer for stored blocks. */
@@ -83,6 +96,13 @@ static inline struct czfs_daemon *req_daemon(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+/*
+ * Set the mount's kernel readahead (bdi.c), once, best effort.  Called from
+ * an operation: FUSE_INIT has been answered by then, and the kernel resets
+ * the readahead when it processes that answer.
+ */
+void czfs_set_kernel_readahead(struct czfs_daemon *dm);
+
 /* Map a library error to the errno a FUSE reply carries. */
 int czfs_reply_errno(int err);
 
@@ -93,19 +113,62 @@ void czfs_ops_file(struct fuse_lowlevel_ops *ops);
 
 /* ---- the read path (readpath.c) ----------------------------------------- */
 
+struct czfs_centry;
+struct czfs_cluster_info;
+
+/*
+ * Temporary pages for compressed input or a staged request: n pages, as one
+ * run when the pool has one, else single pages (the reserve may serve them),
+ * else after evicting clusters or waiting for a free.  Allocation time goes
+ * to st.temp_alloc.
+ */
+#define CZFS_TEMP_MAX	256	/* pages: a 1 MiB request */
+
+struct czfs_temp {
+	unsigned n;			/* pages */
+	uint32_t pages[CZFS_TEMP_MAX];	/* in order */
+	unsigned nruns;
+	struct {
+		uint32_t page;
+		uint8_t order;
+		bool single;		/* from czfs_pool_alloc_temp */
+	} runs[CZFS_TEMP_MAX];
+};
+int czfs_temp_alloc(struct czfs_daemon *dm, unsigned n, struct czfs_temp *tp);
+void czfs_temp_free(struct czfs_daemon *dm, struct czfs_temp *tp);
+
+/*
+ * Decode cluster ci into the LOADING entry e (pages allocated here).
+ * cpages: the n = ci->nblocks pool pages holding the stored blocks (extent
+ * kinds; NULL for holes and inline).  Maps both buffers through the window
+ * cache.  Returns 0 or -errno.
+ */
+int czfs_decode_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+			const struct czfs_cluster_info *ci, const uint32_t *cpages,
+			struct czfs_centry *e);
+
 /*
  * Get cluster idx of the file, loading it into the cluster cache when
  * needed (in this thread).  Returns 0 with a referenced entry, or -errno.
  */
-struct czfs_centry;
 int czfs_read_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		      uint64_t idx, bool prefetch, struct czfs_centry **out);
+		      uint64_t idx, struct czfs_centry **out);
 
-/* Prefetch workers: decompress ahead of sequential readers. */
+/* ---- prefetch streams (stream.c) ------------------------------------------ */
+
+/* Worker threads that run the streams' readahead. */
 int czfs_prefetch_start(struct czfs_daemon *dm, unsigned nthreads);
 void czfs_prefetch_stop(struct czfs_daemon *dm);
-/* Queue clusters [first, first + count) of ii for loading; drops if busy. */
-void czfs_prefetch_queue(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-			 uint64_t first, uint64_t count);
+
+struct czfs_stream *czfs_stream_new(const struct czfs_inode_info *ii);
+/* The file is closed: the stream stops and goes when its worker lets go. */
+void czfs_stream_close(struct czfs_daemon *dm, struct czfs_stream *s);
+/*
+ * A read of [off, end) happened: grow or reset the readahead window (as
+ * the kernel's on-demand readahead does) and queue the stream when it has
+ * fallen behind its window.
+ */
+void czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
+			   uint64_t off, uint64_t end);
 
 #endif /* CZFS_DAEMON_H */

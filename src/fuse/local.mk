@@ -4,8 +4,9 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/main.c \
 	src/fuse/thread.c \
 	src/fuse/readpath.c \
-	src/fuse/prefetch.c \
+	src/fuse/stream.c \
 	src/fuse/stats.c \
+	src/fuse/bdi.c \
 	src/fuse/ops_inode.c \
 	src/fuse/ops_dir.c \
 	src/fuse/ops_file.c

@@ -2,6 +2,7 @@
 /* czfs-fuse: mount a czfs image with libfuse3 (low-level API). */
 #include "config.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 #define DEFAULT_CACHE_SIZE	(256ull << 20)
 #define DEFAULT_READAHEAD	(4ull << 20)
+#define DEFAULT_MAX_REQUEST	(512u << 10)
 #define RO_TIMEOUT		86400.0	/* an image mounted ro never changes */
 
 static const char usage_text[] =
@@ -31,12 +33,21 @@ static const char usage_text[] =
 "                           64 covers most bursts)\n"
 "    -o workers=N           prefetch threads (default: online CPUs)\n"
 "    -o readahead=SIZE      largest prefetch window (default 4M)\n"
+"    -o kernel_readahead=SIZE  readahead of the mount in the kernel: the size\n"
+"                           of FUSE read requests (default 1M; 0: leave it)\n"
 "    -o direct_io           read the image with O_DIRECT\n"
+"    -o map=vm_map_ram|vmap how the codecs see pool pages: per-thread cached\n"
+"                           windows (default) or a fresh mapping each time\n"
+"    -o map_bounce          copy scattered pages through a buffer, do not map\n"
+"    -o max_request=SIZE    largest read of the image (default 512k)\n"
+"    -o unaligned_requests  cut requests from each run's start, not at\n"
+"                           max_request boundaries (for comparison)\n"
 "    -h, --help             this help\n"
 "    -V, --version          print the version\n"
 "\n";
 
-enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_CACHE, KEY_READAHEAD };
+enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_CACHE, KEY_READAHEAD, KEY_MAP,
+       KEY_MAX_REQUEST, KEY_KERNEL_RA };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -44,8 +55,13 @@ static const struct fuse_opt czfs_opts[] = {
 	CZFS_OPT("reserved_pages=%u", reserved_pages),
 	CZFS_OPT("workers=%u", workers),
 	CZFS_OPT("direct_io", direct_io),
+	CZFS_OPT("map_bounce", map_bounce),
+	CZFS_OPT("unaligned_requests", unaligned),
+	FUSE_OPT_KEY("map=", KEY_MAP),
+	FUSE_OPT_KEY("max_request=", KEY_MAX_REQUEST),
 	FUSE_OPT_KEY("cache_size=", KEY_CACHE),
 	FUSE_OPT_KEY("readahead=", KEY_READAHEAD),
+	FUSE_OPT_KEY("kernel_readahead=", KEY_KERNEL_RA),
 	FUSE_OPT_KEY("rw", KEY_RW),
 	FUSE_OPT_KEY("ro", FUSE_OPT_KEY_KEEP),
 	FUSE_OPT_KEY("-h", KEY_HELP),
@@ -85,6 +101,22 @@ static int opt_proc(void *data, const char *arg, int key,
 		return parse_size_opt(arg, &o->cache_size);
 	case KEY_READAHEAD:
 		return parse_size_opt(arg, &o->readahead);
+	case KEY_KERNEL_RA:
+		return strcmp(arg, "kernel_readahead=0") ?
+		       parse_size_opt(arg, &o->kernel_readahead) :
+		       (o->kernel_readahead = 0, 0);
+	case KEY_MAP:
+		if (!czfs_map_mode_parse(strchr(arg, '=') + 1, &o->map))
+			return 0;
+		fprintf(stderr, "czfs-fuse: bad value in '%s' (vmap or vm_map_ram)\n", arg);
+		return -1;
+	case KEY_MAX_REQUEST:
+		if (parse_size_opt(arg, &o->max_request))
+			return -1;
+		if (!czfs_io_check_max_request(o->max_request))
+			return 0;
+		fprintf(stderr, "czfs-fuse: bad value in '%s' (4k..4M, a multiple of 4k)\n", arg);
+		return -1;
 	case KEY_RW:
 		o->rw = true;
 		return 0;
@@ -135,7 +167,13 @@ static int daemon_setup(struct czfs_daemon *dm)
 		czfs_err("cannot create the page pool: %s", strerror(-err));
 		return err;
 	}
-	return czfs_ccache_create(dm->pool, 0, &dm->cc);
+	err = czfs_ccache_create(dm->pool, 0, &dm->cc);
+	if (err)
+		return err;
+	dm->io.max_request = (uint32_t)dm->opts.max_request;
+	dm->io.aligned = !dm->opts.unaligned;
+	return czfs_wincache_create(dm->pool, &(struct czfs_wincache_opts){
+		.mode = dm->opts.map, .bounce = dm->opts.map_bounce }, &dm->wc);
 }
 
 /* Threads start after fuse_daemonize(): a fork keeps only its caller. */
@@ -154,6 +192,7 @@ static int daemon_start_threads(struct czfs_daemon *dm)
 static void daemon_teardown(struct czfs_daemon *dm)
 {
 	czfs_prefetch_stop(dm);
+	czfs_wincache_destroy(dm->wc);
 	czfs_ccache_destroy(dm->cc);
 	czfs_pool_destroy(dm->pool);
 	czfs_fs_close(dm->fs);
@@ -163,8 +202,7 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 		       struct fuse_cmdline_opts *cli)
 {
 	struct fuse_lowlevel_ops ops = { .init = czfs_init };
-	struct fuse_loop_config lc = { .clone_fd = cli->clone_fd,
-				       .max_idle_threads = cli->max_idle_threads };
+	struct fuse_loop_config *lc;
 	struct fuse_session *se;
 	int ret = 1;
 
@@ -178,15 +216,24 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 		goto out_destroy;
 	if (fuse_session_mount(se, cli->mountpoint))
 		goto out_signals;
+	dm->mountpoint = realpath(cli->mountpoint, NULL);
 	if (fuse_daemonize(cli->foreground))
 		goto out_unmount;
 	if (!cli->foreground)
 		czfs_log_set_sink(log_syslog, CZFS_LOG_INFO);
 	if (daemon_start_threads(dm))
 		goto out_unmount;
+	lc = fuse_loop_cfg_create();
+	if (!lc)
+		goto out_unmount;
+	fuse_loop_cfg_set_clone_fd(lc, (unsigned)cli->clone_fd);
+	fuse_loop_cfg_set_max_threads(lc, cli->max_threads);
+	if (cli->max_idle_threads != UINT_MAX)
+		fuse_loop_cfg_set_idle_threads(lc, cli->max_idle_threads);
 	ret = cli->singlethread ? fuse_session_loop(se) :
-				  fuse_session_loop_mt(se, &lc);
+				  fuse_session_loop_mt(se, lc);
 	ret = ret ? 1 : 0;
+	fuse_loop_cfg_destroy(lc);
 out_unmount:
 	fuse_session_unmount(se);
 out_signals:
@@ -219,7 +266,10 @@ int main(int argc, char *argv[])
 	struct fuse_cmdline_opts cli = { 0 };
 	struct czfs_daemon dm = {
 		.opts = { .cache_size = DEFAULT_CACHE_SIZE,
-			  .readahead = DEFAULT_READAHEAD },
+			  .readahead = DEFAULT_READAHEAD,
+			  .kernel_readahead = 1u << 20,
+			  .map = CZFS_MAP_VM_MAP_RAM,
+			  .max_request = DEFAULT_MAX_REQUEST },
 		.attr_timeout = RO_TIMEOUT,
 	};
 	int ret = 1;
@@ -262,6 +312,7 @@ int main(int argc, char *argv[])
 	daemon_teardown(&dm);
 out_args:
 	free(dm.opts.image);
+	free(dm.mountpoint);
 	free(cli.mountpoint);
 	fuse_opt_free_args(&args);
 	return ret;

@@ -37,11 +37,12 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	pthread_rwlock_unlock(&dm->fs->lock);
 	if (!err && !S_ISREG(of->ii.mode))
 		err = S_ISDIR(of->ii.mode) ? -EISDIR : -EINVAL;
+	if (!err && !(of->stream = czfs_stream_new(&of->ii)))
+		err = -ENOMEM;
 	if (err) {
 		free(of);
 		return err;
 	}
-	pthread_mutex_init(&of->lock, NULL);
 	fi->fh = (uintptr_t)of;
 	fi->keep_cache = !dm->opts.rw;
 	return 0;
@@ -49,7 +50,10 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 
 static void czfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	int err = do_open(req_daemon(req), ino, fi);
+	int err;
+
+	czfs_set_kernel_readahead(req_daemon(req));
+	err = do_open(req_daemon(req), ino, fi);
 
 	if (err)
 		fuse_reply_err(req, czfs_reply_errno(err));
@@ -62,43 +66,9 @@ static void czfs_release(fuse_req_t req, fuse_ino_t ino,
 {
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
 
-	pthread_mutex_destroy(&of->lock);
+	czfs_stream_close(req_daemon(req), of->stream);
 	free(of);
 	fuse_reply_err(req, 0);
-}
-
-/*
- * Sequential detection as the kernel's readahead does it: a read starting
- * where the previous one ended doubles the window (up to the readahead
- * option), anything else resets it.  Returns the clusters to queue.
- */
-static void plan_prefetch(struct czfs_daemon *dm, struct czfs_open_file *of,
-			  uint64_t off, uint64_t end, uint64_t *first,
-			  uint64_t *count)
-{
-	uint64_t cbytes = czfs_inode_cluster_bytes(&of->ii);
-	uint64_t isize = of->ii.size, want;
-
-	*count = 0;
-	pthread_mutex_lock(&of->lock);
-	if (off == of->ra_next && off) {
-		of->ra_window = MIN(MAX(of->ra_window * 2, 4 * cbytes),
-				    dm->opts.readahead);
-	} else {
-		of->ra_window = 0;
-		of->ra_done = 0;
-	}
-	of->ra_next = end;
-	want = MIN(end + of->ra_window, isize);
-	if (of->ra_window && want > MAX(of->ra_done, end)) {
-		uint64_t from = MAX(of->ra_done, end);
-
-		*first = DIV_ROUND_UP(from, cbytes);
-		if (DIV_ROUND_UP(want, cbytes) > *first)
-			*count = DIV_ROUND_UP(want, cbytes) - *first;
-		of->ra_done = want;
-	}
-	pthread_mutex_unlock(&of->lock);
 }
 
 struct read_batch {
@@ -120,7 +90,7 @@ static int gather(struct czfs_daemon *dm, struct czfs_open_file *of,
 
 		if (rb->n == MAX_READ_CLUSTERS)
 			return -EINVAL;
-		err = czfs_read_cluster(dm, &of->ii, idx, false, &e);
+		err = czfs_read_cluster(dm, &of->ii, idx, &e);
 		if (err)
 			return err;
 		rb->ent[rb->n] = e;
@@ -138,7 +108,7 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
-	uint64_t end = MIN((uint64_t)off + size, of->ii.size), pf_first, pf_n;
+	uint64_t end = MIN((uint64_t)off + size, of->ii.size);
 	struct read_batch *rb;
 	int err;
 
@@ -152,9 +122,7 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	rb->n = 0;
-	plan_prefetch(dm, of, (uint64_t)off, end, &pf_first, &pf_n);
-	if (pf_n)
-		czfs_prefetch_queue(dm, &of->ii, pf_first, pf_n);
+	czfs_stream_note_read(dm, of->stream, (uint64_t)off, end);
 	err = gather(dm, of, (uint64_t)off, end, rb);
 	if (err)
 		fuse_reply_err(req, czfs_reply_errno(err));
@@ -162,8 +130,15 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_iov(req, rb->iov, (int)rb->n);
 	atomic_fetch_add(&dm->st.read_reqs, 1);
 	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - (uint64_t)off);
-	for (unsigned i = 0; i < rb->n; i++)
-		czfs_ccache_put(dm->cc, rb->ent[i]);
+	/* A cluster read to its end is likely done with (the kernel keeps
+	 * the data): recycle its pages first. */
+	for (unsigned i = 0; i < rb->n; i++) {
+		if (i < rb->n - 1 || end == rb->ent[i]->idx *
+		    czfs_inode_cluster_bytes(&of->ii) + rb->ent[i]->len)
+			czfs_ccache_put_used(dm->cc, rb->ent[i]);
+		else
+			czfs_ccache_put(dm->cc, rb->ent[i]);
+	}
 	free(rb);
 }
 

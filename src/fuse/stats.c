@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "fs.h"
 #include "pagepool.h"
+#include "window.h"
 
 struct out {
 	char *buf;
@@ -79,6 +80,8 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 {
 	struct czfs_bdev_stats *b = &dm->fs->bdev->stats;
 
+	put(o, "backing.max_request %u\nbacking.aligned %d\n",
+	    dm->io.max_request, dm->io.aligned);
 	put(o, "backing.reads %llu\nbacking.read_bytes %llu\n",
 	    ld(&b->reads), ld(&b->read_bytes));
 	for (unsigned i = 0; i < CZFS_BDEV_HIST_BUCKETS; i++)
@@ -88,11 +91,34 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 		    ld(&b->read_hist[i]));
 }
 
+static void window_stats(struct out *o, struct czfs_daemon *dm)
+{
+	struct czfs_window_stats *w = (struct czfs_window_stats *)czfs_win_stats(dm->wc);
+	uint64_t avg, p99, max;
+
+	put(o, "window.mode %s%s\n", dm->opts.map == CZFS_MAP_VMAP ? "vmap" :
+	    "vm_map_ram", dm->opts.map_bounce ? "+bounce" : "");
+	put(o, "window.maps %llu\nwindow.identity %llu\nwindow.slot_reuse %llu\n"
+	    "window.slot_maps %llu\nwindow.bounce %llu\nwindow.vmaps %llu\n"
+	    "window.syscalls %llu\nwindow.purges %llu\nwindow.retries %llu\n"
+	    "window.failures %llu\n", ld(&w->maps), ld(&w->identity),
+	    ld(&w->slot_reuse), ld(&w->slot_maps), ld(&w->bounce), ld(&w->vmaps),
+	    ld(&w->syscalls), ld(&w->purges), ld(&w->retries), ld(&w->failures));
+	czfs_latency_summary(&dm->st.temp_alloc, &avg, &p99, &max);
+	put(o, "alloc.temp_count %llu\nalloc.temp_avg_ns %llu\n"
+	    "alloc.temp_p99_ns %llu\nalloc.temp_max_ns %llu\n"
+	    "alloc.reclaims %llu\nalloc.waits %llu\n",
+	    ld(&dm->st.temp_alloc.count), (unsigned long long)avg,
+	    (unsigned long long)p99, (unsigned long long)max,
+	    ld(&dm->st.reclaims), ld(&dm->st.temp_waits));
+}
+
 size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size)
 {
 	struct out o = { buf, size, 0 };
 
 	fuse_stats(&o, dm);
+	window_stats(&o, dm);
 	cache_stats(&o, dm);
 	backing_stats(&o, dm);
 	return o.len;

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -63,6 +64,41 @@ static int file_read(struct czfs_bdev *bd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+static int file_readv(struct czfs_bdev *bd, const struct iovec *iov, int cnt,
+		      uint64_t off)
+{
+	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
+	struct iovec local[IOV_MAX];
+	size_t len = 0;
+	int i = 0;
+
+	for (int k = 0; k < cnt; k++)
+		len += iov[k].iov_len;
+	czfs_bdev_account(bd, 'r', len);
+	if (cnt > IOV_MAX)
+		return -EINVAL;
+	memcpy(local, iov, (size_t)cnt * sizeof(*iov));
+	while (i < cnt) {
+		ssize_t n = preadv(fb->fd, local + i, cnt - i, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;	/* past the end: truncated image */
+		off += (uint64_t)n;
+		/* a short read: step over what arrived, read the rest */
+		while (i < cnt && (size_t)n >= local[i].iov_len)
+			n -= (ssize_t)local[i++].iov_len;
+		if (i < cnt) {
+			local[i].iov_base = (char *)local[i].iov_base + n;
+			local[i].iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
 static int file_write(struct czfs_bdev *bd, const void *buf, size_t len,
 		      uint64_t off)
 {
@@ -117,6 +153,7 @@ static void file_destroy(struct czfs_bdev *bd)
 
 static const struct czfs_bdev_ops file_ops = {
 	.read = file_read,
+	.readv = file_readv,
 	.write = file_write,
 	.flush = file_flush,
 	.resize = file_resize,

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define CZFS_BDEV_RDONLY	0x01	/* open read-only */
 #define CZFS_BDEV_DIRECT	0x02	/* O_DIRECT: 4 KiB-aligned buffers,
@@ -32,6 +33,9 @@ struct czfs_bdev;
 struct czfs_bdev_ops {
 	/* Read len bytes at off: 0, or -EIO (past the end, short read) or -errno. */
 	int (*read)(struct czfs_bdev *b, void *buf, size_t len, uint64_t off);
+	/* One request filling iov[0..cnt) from off (cnt <= IOV_MAX); as read. */
+	int (*readv)(struct czfs_bdev *b, const struct iovec *iov, int cnt,
+		     uint64_t off);
 	/* Write len bytes at off, growing the device if it is a file. */
 	int (*write)(struct czfs_bdev *b, const void *buf, size_t len, uint64_t off);
 	/* Make every completed write durable (fdatasync). */
@@ -79,6 +83,12 @@ static inline int czfs_bdev_read(struct czfs_bdev *b, void *buf, size_t len,
 				 uint64_t off)
 {
 	return b->ops->read(b, buf, len, off);
+}
+
+static inline int czfs_bdev_readv(struct czfs_bdev *b, const struct iovec *iov,
+				  int cnt, uint64_t off)
+{
+	return b->ops->readv(b, iov, cnt, off);
 }
 
 static inline int czfs_bdev_write(struct czfs_bdev *b, const void *buf,

@@ -63,6 +63,31 @@ static int mem_read(struct czfs_bdev *b, void *buf, size_t len, uint64_t off)
 	return err;
 }
 
+static int mem_readv(struct czfs_bdev *b, const struct iovec *iov, int cnt,
+		     uint64_t off)
+{
+	struct mem_bdev *mb = to_mem(b);
+	uint64_t len = 0, pos = off;
+	int err;
+
+	for (int k = 0; k < cnt; k++) {
+		len += iov[k].iov_len;
+		if ((b->flags & CZFS_BDEV_DIRECT) &&
+		    (((uintptr_t)iov[k].iov_base | iov[k].iov_len) & 4095))
+			return -EINVAL;
+	}
+	pthread_mutex_lock(&mb->lock);
+	err = mem_begin(mb, 'r', off, len);
+	if (!err && (off > b->size || len > b->size - off))
+		err = -EIO;
+	for (int k = 0; !err && k < cnt; k++) {
+		memcpy(iov[k].iov_base, mb->data + pos, iov[k].iov_len);
+		pos += iov[k].iov_len;
+	}
+	pthread_mutex_unlock(&mb->lock);
+	return err;
+}
+
 static int mem_grow(struct mem_bdev *mb, uint64_t size)
 {
 	if (size > mb->cap) {
@@ -135,6 +160,7 @@ static void mem_destroy(struct czfs_bdev *b)
 
 static const struct czfs_bdev_ops mem_ops = {
 	.read = mem_read,
+	.readv = mem_readv,
 	.write = mem_write,
 	.flush = mem_flush,
 	.resize = mem_resize,

@@ -206,12 +206,22 @@ int czfs_ccache_alloc_run(struct czfs_ccache *cc, struct czfs_centry *e,
 	return 0;
 }
 
-static void put_locked(struct czfs_ccache *cc, struct czfs_centry *e)
+static void lru_add_head(struct czfs_ccache *cc, struct czfs_centry *e)
+{
+	e->lru_next = cc->lru.lru_next;
+	e->lru_prev = &cc->lru;
+	cc->lru.lru_next->lru_prev = e;
+	cc->lru.lru_next = e;
+}
+
+static void put_locked(struct czfs_ccache *cc, struct czfs_centry *e, bool cold)
 {
 	if (--e->refs)
 		return;
 	if (e->dead)
 		entry_free(cc, e);
+	else if (cold)
+		lru_add_head(cc, e);
 	else
 		lru_add_tail(cc, e);
 }
@@ -232,7 +242,14 @@ void czfs_ccache_loaded(struct czfs_ccache *cc, struct czfs_centry *e, int err)
 void czfs_ccache_put(struct czfs_ccache *cc, struct czfs_centry *e)
 {
 	pthread_mutex_lock(&cc->lock);
-	put_locked(cc, e);
+	put_locked(cc, e, false);
+	pthread_mutex_unlock(&cc->lock);
+}
+
+void czfs_ccache_put_used(struct czfs_ccache *cc, struct czfs_centry *e)
+{
+	pthread_mutex_lock(&cc->lock);
+	put_locked(cc, e, true);
 	pthread_mutex_unlock(&cc->lock);
 }
 

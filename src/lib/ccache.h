@@ -68,6 +68,13 @@ void czfs_ccache_loaded(struct czfs_ccache *cc, struct czfs_centry *e, int err);
 
 void czfs_ccache_put(struct czfs_ccache *cc, struct czfs_centry *e);
 
+/*
+ * Put an entry whose data a reader has now read to its end: as the
+ * kernel's use-once pages, it goes to the cold end of the LRU, so that a
+ * stream recycles a few hot pages instead of filling the whole pool.
+ */
+void czfs_ccache_put_used(struct czfs_ccache *cc, struct czfs_centry *e);
+
 /* True if (ino, idx) is cached or being loaded. */
 bool czfs_ccache_contains(struct czfs_ccache *cc, uint64_t ino, uint64_t idx);
 

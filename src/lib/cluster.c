@@ -380,7 +380,7 @@ static int decode_raw(const struct czfs_cluster_info *ci, const void *stored,
 		return -EFSCORRUPTED;
 	}
 	err = verify_crc(ci, stored, len);
-	if (!err)
+	if (!err && stored != dst)	/* read in place: nothing to move */
 		memcpy(dst, stored, ci->ulen);
 	return err;
 }

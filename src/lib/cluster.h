@@ -79,7 +79,8 @@ int czfs_cluster_encode(struct czfs_codec *codec,
 /*
  * Turn stored bytes back into data.  stored is the nblocks * 4 KiB read from
  * disk for extent kinds (ignored for inline kinds, which use
- * ci->inline_data).  Writes ci->ulen bytes to dst, then zeroes dst up to
+ * ci->inline_data; a RAW cluster may be read straight into dst and
+ * passed with stored == dst).  Writes ci->ulen bytes to dst, then zeroes dst up to
  * dst_len (dst_len >= ci->ulen is required: -EFSCORRUPTED otherwise).
  * Verifies the checksum, the cluster header (magic, clen, ulen) and the
  * decoded length.  Returns 0, -EFSCORRUPTED, or -ENOMEM.

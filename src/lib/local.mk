@@ -24,4 +24,5 @@ src_lib_libczfs_a_SOURCES += \
 	src/lib/pagepool.c src/lib/pagepool.h \
 	src/lib/ccache.c src/lib/ccache.h \
 	src/lib/window.c src/lib/window.h \
-	src/lib/latency.c src/lib/latency.h
+	src/lib/latency.c src/lib/latency.h \
+	src/lib/iobatch.c src/lib/iobatch.h

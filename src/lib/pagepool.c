@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pagepool.h"
@@ -16,6 +17,8 @@
 
 struct czfs_pool {
 	pthread_mutex_t lock;
+	pthread_cond_t freed;		/* signalled by every free */
+	uint64_t frees;
 	int fd;
 	uint8_t *base;
 	uint32_t npages;
@@ -74,10 +77,12 @@ static int buddy_alloc(struct czfs_pool *p, unsigned order, uint32_t *page)
 static void buddy_free(struct czfs_pool *p, uint32_t page, unsigned order)
 {
 	p->used -= 1u << order;
+	p->frees++;
+	pthread_cond_broadcast(&p->freed);
 	while (order < CZFS_POOL_MAX_ORDER) {
 		uint32_t buddy = page ^ (1u << order);
 
-		if (p->free_order[buddy] != order + 1)
+		if (buddy >= p->npages || p->free_order[buddy] != order + 1)
 			break;
 		list_del(p, buddy, order);
 		page = MIN(page, buddy);
@@ -105,7 +110,7 @@ static int pool_init_memory(struct czfs_pool *p)
 
 int czfs_pool_create(size_t cap_bytes, unsigned reserved, struct czfs_pool **out)
 {
-	const uint32_t run = 1u << CZFS_POOL_MAX_ORDER;
+	const uint32_t run = 1u << CZFS_MAX_CLUSTER_SHIFT;
 	struct czfs_pool *p;
 	int err = -ENOMEM;
 
@@ -113,6 +118,7 @@ int czfs_pool_create(size_t cap_bytes, unsigned reserved, struct czfs_pool **out
 	if (!p)
 		return -ENOMEM;
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->freed, NULL);
 	p->fd = -1;
 	p->npages = (uint32_t)MIN(cap_bytes / CZFS_PAGE_SIZE, (size_t)1 << 30);
 	p->npages = MAX(p->npages - p->npages % run, run);
@@ -131,8 +137,15 @@ int czfs_pool_create(size_t cap_bytes, unsigned reserved, struct czfs_pool **out
 		goto fail;
 	for (unsigned k = 0; k <= CZFS_POOL_MAX_ORDER; k++)
 		p->head[k] = NO_LINK;
-	for (uint32_t pg = p->npages; pg > 0; pg -= run)
-		list_push(p, pg - run, CZFS_POOL_MAX_ORDER);
+	/* Free runs as large as alignment allows, lowest pages first out. */
+	for (uint32_t pg = p->npages; pg > 0;) {
+		unsigned k = CZFS_POOL_MAX_ORDER;
+
+		while ((pg & ((1u << k) - 1)) || (1u << k) > pg)
+			k--;
+		pg -= 1u << k;
+		list_push(p, pg, k);
+	}
 	/* Set the reserve aside; its pages do not count as used. */
 	for (p->reserve_size = 0; p->reserve_size < reserved; p->reserve_size++) {
 		uint32_t pg;
@@ -160,6 +173,7 @@ void czfs_pool_destroy(struct czfs_pool *p)
 	free(p->next);
 	free(p->prev);
 	free(p->reserve);
+	pthread_cond_destroy(&p->freed);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
@@ -210,10 +224,33 @@ void czfs_pool_free_temp(struct czfs_pool *p, uint32_t page)
 	if (p->reserve_fill < p->reserve_size) {
 		p->reserve[p->reserve_fill++] = page;
 		p->used--;
+		p->frees++;
+		pthread_cond_broadcast(&p->freed);
 	} else {
 		buddy_free(p, page, 0);
 	}
 	pthread_mutex_unlock(&p->lock);
+}
+
+int czfs_pool_wait(struct czfs_pool *p, unsigned timeout_ms)
+{
+	struct timespec until;
+	uint64_t seen;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&p->lock);
+	seen = p->frees;
+	while (p->frees == seen && !err)
+		err = pthread_cond_timedwait(&p->freed, &p->lock, &until);
+	pthread_mutex_unlock(&p->lock);
+	return p->frees == seen ? -ETIMEDOUT : 0;
 }
 
 void *czfs_pool_addr(const struct czfs_pool *p, uint32_t page)

@@ -6,8 +6,9 @@
  * aligned run of pages is contiguous in that mapping: a cluster whose pages
  * are one run needs no further mapping to be decompressed into.
  *
- * Allocation is a buddy allocator over page numbers, orders 0..6 (1 to 64
- * pages), so runs are naturally aligned.  The pool has a hard cap; when it
+ * Allocation is a buddy allocator over page numbers, orders 0..8 (1 to 256
+ * pages: a cluster, or a staged backing request), so runs are naturally
+ * aligned.  The pool has a hard cap; when it
  * is exhausted the caller reclaims (the cluster cache evicts) and retries.
  *
  * Reserved pages (the erofs reserved buffer pool): N single pages set aside
@@ -27,7 +28,7 @@
 #include "czfs_fs.h"
 
 #define CZFS_PAGE_SIZE		CZFS_BLOCK_SIZE
-#define CZFS_POOL_MAX_ORDER	CZFS_MAX_CLUSTER_SHIFT
+#define CZFS_POOL_MAX_ORDER	8	/* 1 MiB: a staged backing request */
 #define CZFS_NO_PAGE		UINT32_MAX
 
 struct czfs_pool;
@@ -59,6 +60,13 @@ void czfs_pool_free(struct czfs_pool *pool, uint32_t page, unsigned order);
 int czfs_pool_alloc_temp(struct czfs_pool *pool, uint32_t *page);
 /* Give back a temporary page: refills the reserve first. */
 void czfs_pool_free_temp(struct czfs_pool *pool, uint32_t page);
+
+/*
+ * Sleep until some page is freed or timeout_ms passes.  Returns 0 when a
+ * page came back, -ETIMEDOUT otherwise.  For allocators that found the
+ * pool empty and nothing to evict.
+ */
+int czfs_pool_wait(struct czfs_pool *pool, unsigned timeout_ms);
 
 /* The pool's long-lived mapping of a page. */
 void *czfs_pool_addr(const struct czfs_pool *pool, uint32_t page);

@@ -131,7 +131,7 @@ int czfs_wincache_create(struct czfs_pool *pool,
 	if (!wc->opts.slots)
 		wc->opts.slots = 16;
 	if (!wc->opts.slot_pages)
-		wc->opts.slot_pages = 1u << CZFS_POOL_MAX_ORDER;
+		wc->opts.slot_pages = CZFS_MAX_CLUSTER_BLOCKS;
 	wc->slot_bytes = (size_t)wc->opts.slot_pages * CZFS_PAGE_SIZE;
 	err = -pthread_key_create(&wc->key, window_release);
 	if (err) {

@@ -60,7 +60,7 @@ struct czfs_window_stats {
 struct czfs_wincache_opts {
 	enum czfs_map_mode mode;
 	unsigned slots;			/* per thread (default 16) */
-	unsigned slot_pages;		/* pages per slot (default 64) */
+	unsigned slot_pages;		/* pages per slot (default: a 256 KiB cluster) */
 	bool bounce;			/* copy scattered pages, do not map */
 };
 

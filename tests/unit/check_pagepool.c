@@ -25,7 +25,7 @@ START_TEST(runs_are_naturally_aligned_and_contiguous)
 		memset(czfs_pool_addr(p, pg[0]), 0x5a, 4096u << order);
 		czfs_pool_free(p, pg[0], order);
 	}
-	ck_assert_int_eq(czfs_pool_alloc(p, 7, &pg[0]), -EINVAL);
+	ck_assert_int_eq(czfs_pool_alloc(p, CZFS_POOL_MAX_ORDER + 1, &pg[0]), -EINVAL);
 	czfs_pool_destroy(p);
 }
 END_TEST
