@@ -32,6 +32,11 @@ tests_unit_check_window_SOURCES = tests/unit/check_window.c
 tests_unit_check_window_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_window_LDADD = $(UNIT_LDADD)
 
+check_PROGRAMS += tests/unit/check_iobatch
+tests_unit_check_iobatch_SOURCES = tests/unit/check_iobatch.c
+tests_unit_check_iobatch_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_iobatch_LDADD = $(UNIT_LDADD)
+
 include tests/unit/codec.mk
 include tests/unit/btree.mk
 include tests/unit/space.mk

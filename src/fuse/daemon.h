@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cluster.h"
 #include "inode.h"
 #include "iobatch.h"
 #include "latency.h"
@@ -54,6 +55,9 @@ struct czfs_daemon_stats {
 	atomic_ullong reclaims;		/* clusters evicted to find temp pages */
 	atomic_ullong temp_waits;	/* temp allocations that had to sleep */
 	struct czfs_latency temp_alloc;	/* decompression temp page allocation */
+	struct czfs_iobatch_stats io;	/* data requests to the image */
+	atomic_ullong stage_restarts;	/* a stream's cursor moved elsewhere */
+	atomic_ullong stage_private;	/* clusters read apart from a stream */
 };
 
 struct czfs_daemon {
@@ -66,6 +70,10 @@ struct czfs_daemon {
 	struct czfs_mount_opts opts;
 	double attr_timeout;		/* long while read-only */
 	char *mountpoint;		/* absolute */
+	/* Staged pages of all streams, kept under a quarter of the pool so
+	 * that they never starve the cluster cache (staging.c). */
+	atomic_ullong staged_pages;
+	uint64_t stage_budget;
 	atomic_bool ra_set;		/* kernel readahead applied */
 	struct czfs_daemon_stats st;
 };
@@ -147,12 +155,32 @@ int czfs_decode_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 			const struct czfs_cluster_info *ci, const uint32_t *cpages,
 			struct czfs_centry *e);
 
+#define CZFS_BATCH_MAX	64	/* clusters loaded together */
+
+/* Cluster items of [first, first + n), n <= CZFS_BATCH_MAX; absent = hole. */
+struct czfs_cluster_batch {
+	uint64_t first;
+	unsigned n;
+	struct czfs_cluster_info ci[CZFS_BATCH_MAX];
+	uint8_t inl[CZFS_BATCH_MAX][CZFS_INLINE_MAX];
+};
+
+/* End (image bytes) of the run of adjacent stored blocks from b->ci[i]. */
+uint64_t czfs_batch_run_end(const struct czfs_cluster_batch *b, unsigned i);
+
+/* Fill b->ci for b->first, b->n with one walk of the tree: 0 or -errno. */
+int czfs_lookup_clusters(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+			 struct czfs_cluster_batch *b);
+
 /*
- * Get cluster idx of the file, loading it into the cluster cache when
- * needed (in this thread).  Returns 0 with a referenced entry, or -errno.
+ * Get clusters [first, first + n) of the file (n <= CZFS_BATCH_MAX) into
+ * ents[], loading the missing ones in this thread together: one tree walk,
+ * their stored blocks through the stream's staging while it is sequential,
+ * else read together.  Returns 0 with n references, or -errno with none.
  */
-int czfs_read_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		      uint64_t idx, struct czfs_centry **out);
+int czfs_read_clusters(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		       struct czfs_stream *s, uint64_t first, unsigned n,
+		       struct czfs_centry **ents);
 
 /* ---- prefetch streams (stream.c) ------------------------------------------ */
 
@@ -170,5 +198,8 @@ void czfs_stream_close(struct czfs_daemon *dm, struct czfs_stream *s);
  */
 void czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
 			   uint64_t off, uint64_t end);
+/* Is the stream's reader sequential (its readahead window open)? */
+bool czfs_stream_sequential(struct czfs_stream *s);
+struct czfs_staging *czfs_stream_staging(struct czfs_stream *s);
 
 #endif /* CZFS_DAEMON_H */

@@ -5,6 +5,7 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/thread.c \
 	src/fuse/readpath.c \
 	src/fuse/stream.c \
+	src/fuse/staging.c src/fuse/staging.h \
 	src/fuse/stats.c \
 	src/fuse/bdi.c \
 	src/fuse/ops_inode.c \

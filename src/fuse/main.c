@@ -19,6 +19,7 @@
 #define DEFAULT_CACHE_SIZE	(256ull << 20)
 #define DEFAULT_READAHEAD	(4ull << 20)
 #define DEFAULT_MAX_REQUEST	(512u << 10)
+#define MIN_CACHE_SIZE		(4ull << 20)
 #define RO_TIMEOUT		86400.0	/* an image mounted ro never changes */
 
 static const char usage_text[] =
@@ -28,7 +29,8 @@ static const char usage_text[] =
 "\n"
 "czfs options:\n"
 "    -o ro                  mount read-only (the only mode of this version)\n"
-"    -o cache_size=SIZE     page pool for decompressed clusters (default 256M)\n"
+"    -o cache_size=SIZE     page pool for decompressed clusters (default 256M,\n"
+"                           at least 4M)\n"
 "    -o reserved_pages=N    pages reserved for decompression (default 0;\n"
 "                           64 covers most bursts)\n"
 "    -o workers=N           prefetch threads (default: online CPUs)\n"
@@ -98,7 +100,12 @@ static int opt_proc(void *data, const char *arg, int key,
 		}
 		return 0;
 	case KEY_CACHE:
-		return parse_size_opt(arg, &o->cache_size);
+		if (parse_size_opt(arg, &o->cache_size))
+			return -1;
+		if (o->cache_size >= MIN_CACHE_SIZE)
+			return 0;
+		fprintf(stderr, "czfs-fuse: bad value in '%s' (at least 4M)\n", arg);
+		return -1;
 	case KEY_READAHEAD:
 		return parse_size_opt(arg, &o->readahead);
 	case KEY_KERNEL_RA:
@@ -170,8 +177,10 @@ static int daemon_setup(struct czfs_daemon *dm)
 	err = czfs_ccache_create(dm->pool, 0, &dm->cc);
 	if (err)
 		return err;
+	dm->stage_budget = dm->opts.cache_size / CZFS_BLOCK_SIZE / 4;
 	dm->io.max_request = (uint32_t)dm->opts.max_request;
 	dm->io.aligned = !dm->opts.unaligned;
+	dm->io.st = &dm->st.io;
 	return czfs_wincache_create(dm->pool, &(struct czfs_wincache_opts){
 		.mode = dm->opts.map, .bounce = dm->opts.map_bounce }, &dm->wc);
 }
@@ -305,6 +314,9 @@ int main(int argc, char *argv[])
 	}
 	if (add_mount_opts(&args, dm.opts.image))
 		goto out_args;
+	/* A FUSE read holds its clusters: keep reads well inside the pool. */
+	dm.opts.kernel_readahead = MIN(dm.opts.kernel_readahead,
+				       MAX(dm.opts.cache_size / 8, 128u << 10));
 	if (daemon_setup(&dm) == 0)
 		ret = run_session(&dm, &args, &cli);
 	else

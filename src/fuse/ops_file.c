@@ -81,24 +81,28 @@ static int gather(struct czfs_daemon *dm, struct czfs_open_file *of,
 		  uint64_t off, uint64_t end, struct read_batch *rb)
 {
 	uint64_t cbytes = czfs_inode_cluster_bytes(&of->ii);
+	uint64_t first = off / cbytes, last = (end - 1) / cbytes;
 
-	for (uint64_t pos = off; pos < end; rb->n++) {
-		uint64_t idx = pos / cbytes, start = idx * cbytes;
-		struct czfs_centry *e;
-		size_t in = pos - start;
-		int err;
+	if (last - first + 1 > MAX_READ_CLUSTERS)
+		return -EINVAL;
+	for (uint64_t idx = first; idx <= last;) {
+		unsigned n = (unsigned)MIN(last - idx + 1, CZFS_BATCH_MAX);
+		int err = czfs_read_clusters(dm, &of->ii, of->stream, idx, n,
+					     rb->ent + rb->n);
 
-		if (rb->n == MAX_READ_CLUSTERS)
-			return -EINVAL;
-		err = czfs_read_cluster(dm, &of->ii, idx, &e);
 		if (err)
 			return err;
-		rb->ent[rb->n] = e;
-		rb->iov[rb->n].iov_len = MIN(end - pos, e->len - MIN(in, e->len));
-		rb->iov[rb->n].iov_base = e->page == CZFS_NO_PAGE ?
-			(void *)(zero_cluster + in) :
-			(char *)czfs_pool_addr(dm->pool, e->page) + in;
-		pos = start + cbytes;
+		for (unsigned i = 0; i < n; i++, rb->n++) {
+			struct czfs_centry *e = rb->ent[rb->n];
+			uint64_t start = e->idx * cbytes, pos = MAX(off, start);
+			size_t in = pos - start;
+
+			rb->iov[rb->n].iov_len = MIN(end - pos, e->len - MIN(in, e->len));
+			rb->iov[rb->n].iov_base = e->page == CZFS_NO_PAGE ?
+				(void *)(zero_cluster + in) :
+				(char *)czfs_pool_addr(dm->pool, e->page) + in;
+		}
+		idx += n;
 	}
 	return 0;
 }
@@ -109,6 +113,7 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
 	uint64_t end = MIN((uint64_t)off + size, of->ii.size);
+	uint64_t cbytes = czfs_inode_cluster_bytes(&of->ii);
 	struct read_batch *rb;
 	int err;
 
@@ -130,11 +135,12 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_iov(req, rb->iov, (int)rb->n);
 	atomic_fetch_add(&dm->st.read_reqs, 1);
 	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - (uint64_t)off);
-	/* A cluster read to its end is likely done with (the kernel keeps
+	/* After the reply the file may be released: of is not touched.
+	 * A cluster read to its end is likely done with (the kernel keeps
 	 * the data): recycle its pages first. */
 	for (unsigned i = 0; i < rb->n; i++) {
-		if (i < rb->n - 1 || end == rb->ent[i]->idx *
-		    czfs_inode_cluster_bytes(&of->ii) + rb->ent[i]->len)
+		if (i < rb->n - 1 ||
+		    end == rb->ent[i]->idx * cbytes + rb->ent[i]->len)
 			czfs_ccache_put_used(dm->cc, rb->ent[i]);
 		else
 			czfs_ccache_put(dm->cc, rb->ent[i]);

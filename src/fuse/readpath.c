@@ -8,12 +8,15 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
+
 #include "ccache.h"
 #include "cluster.h"
 #include "daemon.h"
 #include "fs.h"
 #include "log.h"
 #include "pagepool.h"
+#include "staging.h"
 #include "util.h"
 
 static unsigned order_for(unsigned n)
@@ -170,80 +173,238 @@ int czfs_decode_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 	return err;
 }
 
-/* Read one cluster's stored blocks into pages (one batched request). */
-static int read_stored(struct czfs_daemon *dm, const struct czfs_cluster_info *ci,
-		       const uint32_t *pages)
+struct collect {
+	struct czfs_daemon *dm;
+	const struct czfs_inode_info *ii;
+	struct czfs_cluster_batch *b;
+};
+
+static int collect_item(void *arg, const struct czfs_key *key, const void *val,
+			unsigned size)
 {
-	void *addrs[CZFS_MAX_CLUSTER_BLOCKS];
-	struct czfs_io_seg seg = { ci->blkaddr, ci->nblocks, addrs };
+	struct collect *c = arg;
+	unsigned i = (unsigned)(key->offset - c->b->first);
+	struct czfs_cluster_info *ci = &c->b->ci[i];
 	int err;
 
-	for (unsigned i = 0; i < ci->nblocks; i++)
-		addrs[i] = czfs_pool_addr(dm->pool, pages[i]);
-	err = czfs_io_read(dm->fs->bdev, &seg, 1, &dm->io);
+	err = czfs_cluster_item_decode(val, size, czfs_inode_cluster_bytes(c->ii),
+				       c->dm->fs->cp.max_blocks, ci);
+	if (err) {
+		czfs_err("inode %llu: bad cluster item %llu",
+			 (unsigned long long)c->ii->ino,
+			 (unsigned long long)key->offset);
+		return err;
+	}
+	if (ci->inline_len) {
+		memcpy(c->b->inl[i], ci->inline_data, ci->inline_len);
+		ci->inline_data = c->b->inl[i];
+	}
+	return 0;
+}
+
+int czfs_lookup_clusters(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+			 struct czfs_cluster_batch *b)
+{
+	struct collect c = { dm, ii, b };
+	struct czfs_key lo = { ii->ino, CZFS_ITEM_CLUSTER, b->first };
+	struct czfs_key hi = { ii->ino, CZFS_ITEM_CLUSTER, b->first + b->n - 1 };
+	int err;
+
+	memset(b->ci, 0, sizeof(b->ci[0]) * b->n);	/* CZFS_CLUSTER_HOLE */
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_btree_iterate(&dm->fs->tree, &lo, &hi, collect_item, &c);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return err < 0 ? err : 0;
+}
+
+/* One cluster of a reader's batch: its entry, its stored blocks' pages. */
+struct load {
+	struct czfs_centry *e;
+	const struct czfs_cluster_info *ci;
+	const uint32_t *cpages;		/* where the stored blocks are */
+	struct czfs_stage_ref ref;	/* ... from the stream's staging */
+	struct czfs_temp tp;		/* ... read alone: compressed input */
+	uint32_t pages[CZFS_MAX_CLUSTER_BLOCKS];	/* raw in place / staged */
+	void *addrs[CZFS_MAX_CLUSTER_BLOCKS];
+	int err;
+};
+
+static bool is_extent(const struct czfs_cluster_info *ci)
+{
+	return ci->kind == CZFS_CLUSTER_RAW || ci->kind == CZFS_CLUSTER_COMPRESSED;
+}
+
+uint64_t czfs_batch_run_end(const struct czfs_cluster_batch *b, unsigned i)
+{
+	uint64_t end = 0;
+
+	for (; i < b->n; i++) {
+		const struct czfs_cluster_info *ci = &b->ci[i];
+		uint64_t a = ci->blkaddr * CZFS_BLOCK_SIZE;
+
+		if (!is_extent(ci))
+			continue;
+		if (end && a != end)
+			break;
+		end = a + (uint64_t)ci->nblocks * CZFS_BLOCK_SIZE;
+	}
+	return end;
+}
+
+/*
+ * Where l's stored blocks come from: the sequential stream's staging, else
+ * the cluster's own pages (raw, read in place) or temp pages, to be read
+ * with the rest of the batch.
+ */
+static int load_prepare(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+			struct czfs_stream *s, const struct czfs_cluster_batch *b,
+			struct load *l)
+{
+	unsigned i = (unsigned)(l->e->idx - b->first);
+	int err;
+
+	if (s && czfs_stream_sequential(s) &&
+	    !czfs_staging_get(dm, czfs_stream_staging(s), l->ci->blkaddr,
+			      l->ci->nblocks, czfs_batch_run_end(b, i), true,
+			      l->pages, &l->ref)) {
+		l->cpages = l->pages;
+		return 0;
+	}
+	atomic_fetch_add(&dm->st.stage_private, 1);
+	if (l->ci->kind == CZFS_CLUSTER_RAW) {
+		err = czfs_ccache_alloc_run(dm->cc, l->e, ii->cluster_shift);
+		if (err)
+			return err;
+		run_pages(l->e->page, l->ci->nblocks, l->pages);
+		l->cpages = l->pages;
+	} else {
+		err = czfs_temp_alloc(dm, l->ci->nblocks, &l->tp);
+		if (err)
+			return err;
+		l->cpages = l->tp.pages;
+	}
+	for (unsigned k = 0; k < l->ci->nblocks; k++)
+		l->addrs[k] = czfs_pool_addr(dm->pool, l->cpages[k]);
+	return 0;
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct czfs_io_seg *x = a, *y = b;
+
+	return x->blkaddr < y->blkaddr ? -1 : x->blkaddr > y->blkaddr;
+}
+
+/* Read the stored blocks of every extent cluster of the batch at once. */
+static int load_read(struct czfs_daemon *dm, struct load *ls, unsigned n)
+{
+	struct czfs_io_seg segs[CZFS_BATCH_MAX];
+	unsigned k = 0;
+	int err;
+
+	for (unsigned i = 0; i < n; i++)
+		if (is_extent(ls[i].ci) && !ls[i].err && !ls[i].ref.n)
+			segs[k++] = (struct czfs_io_seg){ ls[i].ci->blkaddr,
+				ls[i].ci->nblocks, ls[i].addrs };
+	qsort(segs, k, sizeof(segs[0]), cmp_seg);
+	for (unsigned i = 1; i < k; i++)
+		if (segs[i].blkaddr < segs[i - 1].blkaddr + segs[i - 1].nblocks)
+			return -EFSCORRUPTED;	/* two clusters share blocks */
+	err = k ? czfs_io_read(dm->fs->bdev, segs, k, &dm->io) : 0;
 	if (err)
 		czfs_err("read error at block %llu: %s",
-			 (unsigned long long)ci->blkaddr, strerror(-err));
+			 (unsigned long long)segs[0].blkaddr, strerror(-err));
 	return err ? -EIO : 0;
 }
 
-/* Load one cluster into e in this thread: the path of a reader that got
- * ahead of the prefetcher, or of random reads. */
-static int load_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-			struct czfs_centry *e)
+/* Load the LOADING entries ls[0..n) (ascending idx) and mark them loaded. */
+static void load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		       struct czfs_stream *s, struct load *ls, unsigned n)
 {
-	uint8_t inl[CZFS_INLINE_MAX];
-	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
-	struct czfs_cluster_info ci;
-	struct czfs_temp tp;
-	int err;
+	struct czfs_cluster_batch *b = malloc(sizeof(*b));
+	int err = b ? 0 : -ENOMEM;
 
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_cluster_lookup(dm->fs, ii, e->idx, &ci, inl);
-	pthread_rwlock_unlock(&dm->fs->lock);
-	if (err)
-		return err;
-	if (ci.kind == CZFS_CLUSTER_RAW) {
-		/* straight into the cluster's own pages */
-		err = czfs_ccache_alloc_run(dm->cc, e, ii->cluster_shift);
-		if (err)
-			return err;
-		run_pages(e->page, ci.nblocks, rpages);
-		err = read_stored(dm, &ci, rpages);
-		return err ?: czfs_decode_cluster(dm, ii, &ci, rpages, e);
+	if (b) {
+		b->first = ls[0].e->idx;
+		b->n = (unsigned)(ls[n - 1].e->idx - b->first + 1);
+		err = czfs_lookup_clusters(dm, ii, b);
 	}
-	if (ci.kind != CZFS_CLUSTER_COMPRESSED)
-		return czfs_decode_cluster(dm, ii, &ci, NULL, e);
-	err = czfs_temp_alloc(dm, ci.nblocks, &tp);
-	if (err)
-		return err;
-	err = read_stored(dm, &ci, tp.pages);
-	if (!err)
-		err = czfs_decode_cluster(dm, ii, &ci, tp.pages, e);
-	czfs_temp_free(dm, &tp);
-	return err;
-}
-
-int czfs_read_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		      uint64_t idx, struct czfs_centry **out)
-{
-	struct czfs_centry *e;
-	int ret;
-
-	ret = czfs_ccache_get(dm->cc, ii->ino, idx, true, &e);
-	if (ret < 0)
-		return ret;
-	if (ret == 1) {
-		ret = load_cluster(dm, ii, e);
-		atomic_fetch_add(&dm->st.loads_reader, 1);
-		if (ret)
-			atomic_fetch_add(&dm->st.load_errors, 1);
-		czfs_ccache_loaded(dm->cc, e, ret);
-		if (ret) {
-			czfs_ccache_put(dm->cc, e);
-			return ret;
+	for (unsigned i = 0; i < n; i++) {
+		ls[i].err = err;
+		ls[i].tp.n = ls[i].tp.nruns = 0;
+		ls[i].ref.n = 0;
+		ls[i].cpages = NULL;
+		if (!err) {
+			ls[i].ci = &b->ci[ls[i].e->idx - b->first];
+			if (is_extent(ls[i].ci))
+				ls[i].err = load_prepare(dm, ii, s, b, &ls[i]);
 		}
 	}
-	*out = e;
-	return 0;
+	if (!err)
+		err = load_read(dm, ls, n);
+	for (unsigned i = 0; i < n; i++) {
+		if (!ls[i].err)
+			ls[i].err = err ?: czfs_decode_cluster(dm, ii, ls[i].ci,
+						ls[i].cpages, ls[i].e);
+		if (ls[i].ref.n)
+			czfs_staging_put(dm, czfs_stream_staging(s), &ls[i].ref);
+		czfs_temp_free(dm, &ls[i].tp);
+		atomic_fetch_add(&dm->st.loads_reader, 1);
+		if (ls[i].err)
+			atomic_fetch_add(&dm->st.load_errors, 1);
+		czfs_ccache_loaded(dm->cc, ls[i].e, ls[i].err);
+	}
+	free(b);
+}
+
+static void put_all(struct czfs_daemon *dm, struct czfs_centry **ents, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ents[i])
+			czfs_ccache_put(dm->cc, ents[i]);
+}
+
+int czfs_read_clusters(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		       struct czfs_stream *s, uint64_t first, unsigned n,
+		       struct czfs_centry **ents)
+{
+	struct load *ls = malloc(n * sizeof(*ls));
+	unsigned k = 0;
+	int err = ls ? 0 : -ENOMEM;
+
+	for (unsigned i = 0; i < n; i++)
+		ents[i] = NULL;
+	/* 1: take what is there, claim what is absent, never wait */
+	for (unsigned i = 0; i < n && !err; i++) {
+		int ret = czfs_ccache_get(dm->cc, ii->ino, first + i,
+					  CZFS_CC_CREATE | CZFS_CC_NOWAIT, &ents[i]);
+
+		if (ret == 1)
+			ls[k++].e = ents[i];
+		else if (ret == -EAGAIN || ret < 0)
+			ents[i] = NULL;
+		if (ret < 0 && ret != -EAGAIN)
+			err = ret;
+	}
+	/* 2: load ours in one batch */
+	if (k)
+		load_batch(dm, ii, s, ls, k);
+	for (unsigned i = 0; i < k && !err; i++)
+		err = ls[i].err;
+	/* 3: wait for the ones other threads were loading */
+	for (unsigned i = 0; i < n && !err; i++) {
+		if (ents[i])
+			continue;
+		err = czfs_ccache_get(dm->cc, ii->ino, first + i, CZFS_CC_CREATE,
+				      &ents[i]);
+		if (err == 1) {		/* that load failed: try it ourselves */
+			ls[0].e = ents[i];
+			load_batch(dm, ii, s, ls, 1);
+			err = ls[0].err;
+		}
+	}
+	if (err)
+		put_all(dm, ents, n);
+	free(ls);
+	return err < 0 ? err : 0;
 }

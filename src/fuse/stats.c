@@ -82,6 +82,12 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 
 	put(o, "backing.max_request %u\nbacking.aligned %d\n",
 	    dm->io.max_request, dm->io.aligned);
+	put(o, "backing.data_requests %llu\nbacking.data_whole_requests %llu\n"
+	    "backing.data_bytes %llu\n", ld(&dm->st.io.requests),
+	    ld(&dm->st.io.whole), ld(&dm->st.io.bytes));
+	put(o, "staging.restarts %llu\nstaging.private_clusters %llu\nstaging.pages %llu\n",
+	    ld(&dm->st.stage_restarts), ld(&dm->st.stage_private),
+	    ld(&dm->staged_pages));
 	put(o, "backing.reads %llu\nbacking.read_bytes %llu\n",
 	    ld(&b->reads), ld(&b->read_bytes));
 	for (unsigned i = 0; i < CZFS_BDEV_HIST_BUCKETS; i++)

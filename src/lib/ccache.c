@@ -17,6 +17,7 @@ struct czfs_ccache {
 	uint64_t hmask;
 	struct czfs_centry lru;		/* list head: next = oldest */
 	uint64_t nr, max;
+	unsigned wait_ms;
 	struct czfs_ccache_stats st;
 };
 
@@ -109,6 +110,7 @@ int czfs_ccache_create(struct czfs_pool *pool, unsigned max_entries,
 	}
 	cc->hmask = buckets - 1;
 	cc->pool = pool;
+	cc->wait_ms = CZFS_CCACHE_WAIT_MS;
 	cc->lru.lru_next = cc->lru.lru_prev = &cc->lru;
 	pthread_mutex_init(&cc->lock, NULL);
 	pthread_cond_init(&cc->loaded, NULL);
@@ -157,7 +159,7 @@ static struct czfs_centry *insert_loading(struct czfs_ccache *cc, uint64_t ino,
 }
 
 int czfs_ccache_get(struct czfs_ccache *cc, uint64_t ino, uint64_t idx,
-		    bool create, struct czfs_centry **out)
+		    unsigned flags, struct czfs_centry **out)
 {
 	struct czfs_centry *e;
 	int ret = 0;
@@ -167,6 +169,10 @@ int czfs_ccache_get(struct czfs_ccache *cc, uint64_t ino, uint64_t idx,
 		e = hash_find(cc, ino, idx);
 		if (!e || e->state == CZFS_CE_READY)
 			break;
+		if (flags & CZFS_CC_NOWAIT) {
+			pthread_mutex_unlock(&cc->lock);
+			return -EAGAIN;
+		}
 		cc->st.waits++;
 		pthread_cond_wait(&cc->loaded, &cc->lock);
 	}
@@ -174,7 +180,7 @@ int czfs_ccache_get(struct czfs_ccache *cc, uint64_t ino, uint64_t idx,
 		if (!e->refs++)
 			lru_del(e);
 		cc->st.hits++;
-	} else if (!create) {
+	} else if (!(flags & CZFS_CC_CREATE)) {
 		ret = -ENOENT;
 	} else {
 		e = insert_loading(cc, ino, idx);
@@ -197,7 +203,8 @@ int czfs_ccache_alloc_run(struct czfs_ccache *cc, struct czfs_centry *e,
 		pthread_mutex_lock(&cc->lock);
 		freed = evict_one(cc);
 		pthread_mutex_unlock(&cc->lock);
-		if (!freed) {
+		/* Everything is in use: wait for a reader to let go. */
+		if (!freed && czfs_pool_wait(cc->pool, cc->wait_ms)) {
 			e->page = CZFS_NO_PAGE;
 			return err;
 		}
@@ -244,6 +251,11 @@ void czfs_ccache_put(struct czfs_ccache *cc, struct czfs_centry *e)
 	pthread_mutex_lock(&cc->lock);
 	put_locked(cc, e, false);
 	pthread_mutex_unlock(&cc->lock);
+}
+
+void czfs_ccache_set_wait(struct czfs_ccache *cc, unsigned ms)
+{
+	cc->wait_ms = ms;
 }
 
 void czfs_ccache_put_used(struct czfs_ccache *cc, struct czfs_centry *e)

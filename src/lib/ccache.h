@@ -46,19 +46,31 @@ int czfs_ccache_create(struct czfs_pool *pool, unsigned max_entries,
 		       struct czfs_ccache **out);
 void czfs_ccache_destroy(struct czfs_ccache *cc);	/* accepts NULL */
 
+#define CZFS_CC_CREATE	0x01	/* insert a LOADING entry when absent */
+#define CZFS_CC_NOWAIT	0x02	/* do not wait for another thread's load */
+
 /*
  * Find (ino, idx).  READY: returns 0 with a reference in *e.  Being loaded
  * by another thread: waits, then as READY (or tries again if that load
- * failed).  Absent: with create, inserts a LOADING entry and returns 1:
- * the caller must fill it (czfs_ccache_alloc_run, then write the pages)
- * and call czfs_ccache_loaded; without create returns -ENOENT.
+ * failed); with CZFS_CC_NOWAIT returns -EAGAIN instead.  Absent: with
+ * CZFS_CC_CREATE, inserts a LOADING entry and returns 1: the caller must
+ * fill it (czfs_ccache_alloc_run, then write the pages) and call
+ * czfs_ccache_loaded; else returns -ENOENT.
+ *
+ * A thread holding LOADING entries must not wait for another's: use
+ * CZFS_CC_NOWAIT until its own loads are done, or two loaders could wait
+ * for each other.
  */
 int czfs_ccache_get(struct czfs_ccache *cc, uint64_t ino, uint64_t idx,
-		    bool create, struct czfs_centry **e);
+		    unsigned flags, struct czfs_centry **e);
+
+#define CZFS_CCACHE_WAIT_MS	5000	/* default of czfs_ccache_set_wait */
 
 /*
  * Give a LOADING entry a run of 2^order pages, evicting unreferenced
- * entries as needed.  Returns 0, or -ENOMEM when every page is in use.
+ * entries as needed, and waiting for pages to come back when every page is
+ * in use.  Returns 0, or -ENOMEM when nothing came back in time
+ * (czfs_ccache_set_wait).
  */
 int czfs_ccache_alloc_run(struct czfs_ccache *cc, struct czfs_centry *e,
 			  unsigned order);
@@ -67,6 +79,9 @@ int czfs_ccache_alloc_run(struct czfs_ccache *cc, struct czfs_centry *e,
 void czfs_ccache_loaded(struct czfs_ccache *cc, struct czfs_centry *e, int err);
 
 void czfs_ccache_put(struct czfs_ccache *cc, struct czfs_centry *e);
+
+/* How long czfs_ccache_alloc_run waits for pages to come back. */
+void czfs_ccache_set_wait(struct czfs_ccache *cc, unsigned ms);
 
 /*
  * Put an entry whose data a reader has now read to its end: as the

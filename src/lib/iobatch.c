@@ -19,10 +19,17 @@ struct request {
 	uint64_t len;
 };
 
-static int flush_request(struct czfs_bdev *b, struct request *rq)
+static int flush_request(struct czfs_bdev *b, struct request *rq,
+			 const struct czfs_iobatch_opts *o)
 {
 	int err = 0;
 
+	if (rq->cnt && o->st) {
+		atomic_fetch_add(&o->st->requests, 1);
+		atomic_fetch_add(&o->st->bytes, rq->len);
+		if (rq->len == o->max_request)
+			atomic_fetch_add(&o->st->whole, 1);
+	}
 	if (rq->cnt)
 		err = czfs_bdev_readv(b, rq->iov, rq->cnt, rq->start);
 	rq->cnt = 0;
@@ -65,7 +72,7 @@ int czfs_io_read(struct czfs_bdev *b, const struct czfs_io_seg *segs,
 			uint64_t pos = (segs[s].blkaddr + i) * CZFS_BLOCK_SIZE;
 
 			if (pos != next || pos == end)
-				err = flush_request(b, rq);
+				err = flush_request(b, rq, o);
 			if (!rq->cnt) {
 				rq->start = pos;
 				end = request_end(pos, o);
@@ -75,7 +82,7 @@ int czfs_io_read(struct czfs_bdev *b, const struct czfs_io_seg *segs,
 		}
 	}
 	if (!err)
-		err = flush_request(b, rq);
+		err = flush_request(b, rq, o);
 	free(rq);
 	return err;
 }

@@ -12,6 +12,7 @@
 #ifndef CZFS_IOBATCH_H
 #define CZFS_IOBATCH_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -19,9 +20,16 @@ struct czfs_bdev;
 
 #define CZFS_MAX_REQUEST_LIMIT	(4u << 20)	/* IOV_MAX 4 KiB pages */
 
+struct czfs_iobatch_stats {
+	atomic_ullong requests;
+	atomic_ullong whole;		/* exactly max_request bytes */
+	atomic_ullong bytes;
+};
+
 struct czfs_iobatch_opts {
 	uint32_t max_request;		/* bytes: 4 KiB multiple, <= 4 MiB */
 	bool aligned;
+	struct czfs_iobatch_stats *st;	/* counted here when not NULL */
 };
 
 /* Stored blocks to read, and the 4 KiB destination of each block. */

@@ -6,7 +6,7 @@ require_fuse
 
 corpus_unzip "$T/src" "nci mr osdb"
 "$MKFS" -q -C 16k -d "$T/src" "$T/img"
-czfs_mount "$T/img" "$T/mnt" -o cache_size=2M,workers=2
+czfs_mount "$T/img" "$T/mnt" -o cache_size=4M,workers=2
 
 (cd "$T/src" && md5sum nci mr osdb) >"$T/want"
 pids=()

@@ -9,7 +9,8 @@ INTEGRATION_TESTS = \
 	tests/integration/bigdir.sh \
 	tests/integration/bigfile.sh \
 	tests/integration/concurrent.sh \
-	tests/integration/damaged.sh
+	tests/integration/damaged.sh \
+	tests/integration/options.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
 	tests/integration/mktree.sh

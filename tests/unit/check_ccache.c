@@ -32,7 +32,7 @@ static struct czfs_centry *load(uint64_t ino, uint64_t idx, int *ret)
 {
 	struct czfs_centry *e;
 
-	*ret = czfs_ccache_get(cc, ino, idx, true, &e);
+	*ret = czfs_ccache_get(cc, ino, idx, CZFS_CC_CREATE, &e);
 	if (*ret == 1) {
 		ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 4), 0);
 		memset(czfs_pool_addr(pool, e->page), (int)(ino + idx), 16 * 4096);
@@ -56,7 +56,7 @@ START_TEST(miss_then_hit)
 	ck_assert_ptr_eq(again, e);
 	ck_assert_uint_eq(*(uint8_t *)czfs_pool_addr(pool, e->page), 5);
 	czfs_ccache_put(cc, again);
-	ck_assert_int_eq(czfs_ccache_get(cc, 6, 0, false, &e), -ENOENT);
+	ck_assert_int_eq(czfs_ccache_get(cc, 6, 0, 0, &e), -ENOENT);
 	czfs_ccache_get_stats(cc, &st);
 	ck_assert_uint_eq(st.hits, 1);
 	ck_assert_uint_eq(st.misses, 1);
@@ -92,7 +92,8 @@ START_TEST(all_referenced_gives_enomem)
 
 	for (uint64_t i = 0; i < 16; i++)
 		ents[i] = load(2, i, &ret);
-	ck_assert_int_eq(czfs_ccache_get(cc, 2, 99, true, &e), 1);
+	czfs_ccache_set_wait(cc, 100);	/* nothing will come back */
+	ck_assert_int_eq(czfs_ccache_get(cc, 2, 99, CZFS_CC_CREATE, &e), 1);
 	ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 4), -ENOMEM);
 	czfs_ccache_loaded(cc, e, -ENOMEM);
 	czfs_ccache_put(cc, e);
@@ -107,7 +108,7 @@ START_TEST(holes_take_no_pages)
 	struct czfs_centry *e;
 	struct czfs_pool_stats st;
 
-	ck_assert_int_eq(czfs_ccache_get(cc, 3, 7, true, &e), 1);
+	ck_assert_int_eq(czfs_ccache_get(cc, 3, 7, CZFS_CC_CREATE, &e), 1);
 	e->len = 65536;
 	czfs_ccache_loaded(cc, e, 0);
 	ck_assert_uint_eq(e->page, CZFS_NO_PAGE);
@@ -148,7 +149,7 @@ static void *wait_for_load(void *arg)
 {
 	struct waiter *w = arg;
 
-	w->ret = czfs_ccache_get(cc, 9, 9, true, &w->e);
+	w->ret = czfs_ccache_get(cc, 9, 9, CZFS_CC_CREATE, &w->e);
 	return NULL;
 }
 
@@ -160,11 +161,15 @@ START_TEST(second_reader_waits_for_the_loader)
 	pthread_t th;
 
 	/* given a loader holding a LOADING entry */
-	ck_assert_int_eq(czfs_ccache_get(cc, 9, 9, true, &e), 1);
+	ck_assert_int_eq(czfs_ccache_get(cc, 9, 9, CZFS_CC_CREATE, &e), 1);
 	ck_assert_int_eq(pthread_create(&th, NULL, wait_for_load, &w), 0);
 	do {
 		czfs_ccache_get_stats(cc, &st);
 	} while (!st.waits);
+	/* a NOWAIT caller does not wait */
+	struct czfs_centry *other;
+	ck_assert_int_eq(czfs_ccache_get(cc, 9, 9, CZFS_CC_CREATE | CZFS_CC_NOWAIT,
+					 &other), -EAGAIN);
 	/* when the load completes, then the waiter gets the same entry */
 	ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 0), 0);
 	e->len = 4096;

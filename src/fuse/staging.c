@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+/* Staging: the ordered, request-aligned read cursor of a stream. */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "daemon.h"
+#include "fs.h"
+#include "log.h"
+#include "pagepool.h"
+#include "staging.h"
+#include "util.h"
+
+/* One backing request whose pages may still be needed. */
+struct czfs_staged {
+	uint64_t start, end;		/* image bytes */
+	unsigned refs;
+	struct czfs_temp tp;
+};
+
+struct czfs_staging {
+	pthread_mutex_t lock;
+	uint64_t disk_pos;		/* where the next request starts */
+	struct czfs_staged **st;	/* in image order, contiguous */
+	unsigned n, cap;
+};
+
+struct czfs_staging *czfs_staging_new(void)
+{
+	struct czfs_staging *stg = calloc(1, sizeof(*stg));
+
+	if (!stg)
+		return NULL;
+	pthread_mutex_init(&stg->lock, NULL);
+	stg->disk_pos = UINT64_MAX;
+	return stg;
+}
+
+static void staged_free(struct czfs_daemon *dm, struct czfs_staged *st)
+{
+	atomic_fetch_sub(&dm->staged_pages, st->tp.n);
+	czfs_temp_free(dm, &st->tp);
+	free(st);
+}
+
+/* Drop unreferenced requests that end at or before pos. */
+static void drop_before(struct czfs_daemon *dm, struct czfs_staging *stg,
+			uint64_t pos)
+{
+	unsigned keep = 0;
+
+	for (unsigned i = 0; i < stg->n; i++) {
+		if (stg->st[i]->end <= pos && !stg->st[i]->refs)
+			staged_free(dm, stg->st[i]);
+		else
+			stg->st[keep++] = stg->st[i];
+	}
+	stg->n = keep;
+}
+
+/*
+ * Readers and prefetchers decode clusters a little out of order: keep the
+ * requests of the last few max_request (at least 2 MiB) behind the cursor.
+ */
+static uint64_t keep_bytes(struct czfs_daemon *dm)
+{
+	return MAX(4ull * dm->io.max_request, 2ull << 20);
+}
+
+static void drop_behind(struct czfs_daemon *dm, struct czfs_staging *stg)
+{
+	uint64_t keep = keep_bytes(dm);
+
+	if (stg->disk_pos != UINT64_MAX && stg->disk_pos > keep)
+		drop_before(dm, stg, stg->disk_pos - keep);
+}
+
+void czfs_staging_free(struct czfs_daemon *dm, struct czfs_staging *stg)
+{
+	if (!stg)
+		return;
+	drop_before(dm, stg, UINT64_MAX);
+	free(stg->st);
+	pthread_mutex_destroy(&stg->lock);
+	free(stg);
+}
+
+void czfs_staging_trim(struct czfs_daemon *dm, struct czfs_staging *stg)
+{
+	pthread_mutex_lock(&stg->lock);
+	drop_before(dm, stg, UINT64_MAX);
+	if (!stg->n)
+		stg->disk_pos = UINT64_MAX;
+	pthread_mutex_unlock(&stg->lock);
+}
+
+/* Where the request starting at start ends. */
+static uint64_t request_end(struct czfs_daemon *dm, uint64_t start,
+			    uint64_t need_end, uint64_t run_end)
+{
+	uint64_t max = dm->io.max_request, end;
+	uint64_t image_end = dm->fs->cp.image_blocks * CZFS_BLOCK_SIZE;
+
+	if (dm->io.aligned)	/* whole aligned requests, read past need_end */
+		end = MIN((start / max + 1) * max, image_end);
+	else			/* the "before": cut where the run ends */
+		end = MIN(start + max, MAX(run_end, need_end));
+	/* Over budget, read only what is needed now. */
+	if (atomic_load(&dm->staged_pages) + (end - start) / CZFS_BLOCK_SIZE >
+	    dm->stage_budget)
+		end = MIN(end, MAX(need_end, start + CZFS_BLOCK_SIZE));
+	return end;
+}
+
+static int add_slot(struct czfs_staging *stg)
+{
+	if (stg->n == stg->cap) {
+		unsigned cap = stg->cap ? stg->cap * 2 : 8;
+		struct czfs_staged **n = realloc(stg->st, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		stg->st = n;
+		stg->cap = cap;
+	}
+	return 0;
+}
+
+/* Read the cursor's next request. */
+static int read_next(struct czfs_daemon *dm, struct czfs_staging *stg,
+		     uint64_t need_end, uint64_t run_end)
+{
+	uint64_t start = stg->disk_pos, end;
+	void *addrs[CZFS_TEMP_MAX];
+	struct czfs_io_seg seg;
+	struct czfs_staged *st;
+	int err;
+
+	end = request_end(dm, start, need_end, run_end);
+	st = calloc(1, sizeof(*st));
+	if (!st || add_slot(stg)) {
+		free(st);
+		return -ENOMEM;
+	}
+	err = czfs_temp_alloc(dm, (unsigned)((end - start) / CZFS_BLOCK_SIZE), &st->tp);
+	if (err) {
+		free(st);
+		return err;
+	}
+	atomic_fetch_add(&dm->staged_pages, st->tp.n);
+	for (unsigned i = 0; i < st->tp.n; i++)
+		addrs[i] = czfs_pool_addr(dm->pool, st->tp.pages[i]);
+	seg = (struct czfs_io_seg){ start / CZFS_BLOCK_SIZE, st->tp.n, addrs };
+	err = czfs_io_read(dm->fs->bdev, &seg, 1, &dm->io);
+	if (err) {
+		staged_free(dm, st);
+		czfs_err("read error at block %llu: %s",
+			 (unsigned long long)(start / CZFS_BLOCK_SIZE), strerror(-err));
+		return -EIO;
+	}
+	st->start = start;
+	st->end = end;
+	stg->st[stg->n++] = st;
+	stg->disk_pos = end;
+	return 0;
+}
+
+/*
+ * Pages of the leading staged blocks of [a, a + n blocks): returns how many
+ * are staged, and the requests holding them in ref (no references taken).
+ */
+static unsigned staged_prefix(struct czfs_staging *stg, uint64_t a, unsigned n,
+			      uint32_t *pages, struct czfs_stage_ref *ref)
+{
+	unsigned got = 0;
+
+	ref->n = 0;
+	for (unsigned i = 0; i < stg->n && got < n; i++) {
+		struct czfs_staged *st = stg->st[i];
+		unsigned before = got;
+
+		while (got < n) {
+			uint64_t pos = a + (uint64_t)got * CZFS_BLOCK_SIZE;
+
+			if (pos < st->start || pos >= st->end)
+				break;
+			pages[got++] = st->tp.pages[(pos - st->start) / CZFS_BLOCK_SIZE];
+		}
+		if (got > before)
+			ref->st[ref->n++] = st;
+	}
+	return got;
+}
+
+int czfs_staging_get(struct czfs_daemon *dm, struct czfs_staging *stg,
+		     uint64_t blk, unsigned n, uint64_t run_end, bool restart,
+		     uint32_t *pages, struct czfs_stage_ref *ref)
+{
+	uint64_t a = blk * CZFS_BLOCK_SIZE, b = a + (uint64_t)n * CZFS_BLOCK_SIZE;
+	uint64_t pos;
+	unsigned got;
+	int err = 0;
+
+	pthread_mutex_lock(&stg->lock);
+	got = staged_prefix(stg, a, n, pages, ref);
+	pos = a + (uint64_t)got * CZFS_BLOCK_SIZE;
+	/* On the path: where the cursor is, or a little ahead of it (a
+	 * prefetcher ahead of a reader: the gap is what the reader needs
+	 * next, read in order).  Behind or far ahead: off it. */
+	if (got < n && (stg->disk_pos == UINT64_MAX || pos < stg->disk_pos ||
+			pos - stg->disk_pos > keep_bytes(dm))) {
+		if (!restart) {
+			err = -ENOENT;
+			goto out;
+		}
+		atomic_fetch_add(&dm->st.stage_restarts, 1);
+		drop_before(dm, stg, UINT64_MAX);
+		stg->disk_pos = a;
+	}
+	while (stg->disk_pos < b && !err)
+		err = read_next(dm, stg, b, run_end);
+	if (!err && staged_prefix(stg, a, n, pages, ref) < n)
+		err = -EIO;	/* a referenced request kept a hole: give up */
+	if (!err)
+		for (unsigned i = 0; i < ref->n; i++)
+			ref->st[i]->refs++;
+	drop_behind(dm, stg);
+out:
+	if (err)
+		ref->n = 0;
+	pthread_mutex_unlock(&stg->lock);
+	return err;
+}
+
+void czfs_staging_put(struct czfs_daemon *dm, struct czfs_staging *stg,
+		      struct czfs_stage_ref *ref)
+{
+	pthread_mutex_lock(&stg->lock);
+	for (unsigned i = 0; i < ref->n; i++)
+		ref->st[i]->refs--;
+	drop_behind(dm, stg);
+	pthread_mutex_unlock(&stg->lock);
+	ref->n = 0;
+}

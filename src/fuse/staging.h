@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Staging: one read cursor per file stream over the backing image.  Every
+ * cluster a sequential stream needs (whoever decodes it: a prefetch worker
+ * or a FUSE thread) comes through it, so the image is read in one ordered
+ * series of requests: whole, aligned max_request requests (the block
+ * layer's bio_export_pages), the part past the clusters needed now kept
+ * (staged) for the next ones.  Unaligned mode cuts each run of needed
+ * clusters every max_request from its start instead: the "before".
+ *
+ * Threads: a mutex per staging; the I/O is done under it, the decoding
+ * with references to the staged pages, outside it.
+ */
+#ifndef CZFS_STAGING_H
+#define CZFS_STAGING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "czfs_fs.h"
+
+struct czfs_daemon;
+struct czfs_staging;
+struct czfs_staged;
+
+/* References to the staged requests holding one cluster's stored blocks. */
+struct czfs_stage_ref {
+	unsigned n;
+	struct czfs_staged *st[CZFS_MAX_CLUSTER_BLOCKS];
+};
+
+struct czfs_staging *czfs_staging_new(void);
+/* Free everything (no reference may be left). */
+void czfs_staging_free(struct czfs_daemon *dm, struct czfs_staging *stg);
+
+/*
+ * The pool pages holding stored blocks [blk, blk + n): staged already, or
+ * read now if blk is where the cursor is (or, with restart, from there on).
+ * run_end: image byte offset where the run of blocks needed now ends (the
+ * unaligned mode's cut).  Returns 0 with pages[] and references in *ref,
+ * -ENOENT when blk is off the cursor's path and !restart, or -errno.
+ */
+int czfs_staging_get(struct czfs_daemon *dm, struct czfs_staging *stg,
+		     uint64_t blk, unsigned n, uint64_t run_end, bool restart,
+		     uint32_t *pages, struct czfs_stage_ref *ref);
+void czfs_staging_put(struct czfs_daemon *dm, struct czfs_staging *stg,
+		      struct czfs_stage_ref *ref);
+
+/* Drop the staged pages nobody references (memory is short, or idle). */
+void czfs_staging_trim(struct czfs_daemon *dm, struct czfs_staging *stg);
+
+#endif /* CZFS_STAGING_H */

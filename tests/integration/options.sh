@@ -1,0 +1,83 @@
+#!/bin/bash
+# The seed mechanisms as mount options: every map= mode, bounce copies,
+# reserved pages, request sizes and alignment, O_DIRECT and small caches
+# all read back identical data; the counters show each mechanism at work.
+. "$top_srcdir/tests/integration/lib.sh"
+require_fuse
+STAT="$top_builddir/src/fuse/czfs-stat"
+
+corpus_unzip "$T/c" "nci mr xml"
+mkdir -p "$T/src"
+cat "$T/c/nci" "$T/c/mr" >"$T/src/data"
+cp "$T/c/xml" "$T/src/xml"
+head -c 5000000 /dev/urandom >"$T/src/random"
+"$MKFS" -q -C 16k -d "$T/src" "$T/img"
+(cd "$T/src" && md5sum data xml random) >"$T/want"
+
+# stat_of NAME: a counter of the mount at $T/mnt
+stat_of() {
+	"$STAT" "$T/mnt" | awk -v k="$1" '$1 == k { print $2 }'
+}
+
+# read_all OPTS: mount with OPTS, read every file (sequentially, and one of
+# them at random offsets), check the data, keep the counters in $T/stats.
+read_all() {
+	czfs_mount "$T/img" "$T/mnt" -o "$1"
+	(cd "$T/mnt" && md5sum data xml random) >"$T/got"
+	diff "$T/want" "$T/got" || fail "data differs with -o $1"
+	python3 - "$T/src/xml" "$T/mnt/xml" <<'PY' || fail "random reads differ with -o $1"
+import os, random, sys
+a, b = (open(p, 'rb') for p in sys.argv[1:3])
+rnd = random.Random(3)
+for _ in range(300):
+    off = rnd.randrange(os.path.getsize(sys.argv[1])); n = rnd.choice([1, 5000, 70000])
+    a.seek(off); b.seek(off)
+    assert a.read(n) == b.read(n), (off, n)
+PY
+	"$STAT" "$T/mnt" >"$T/stats"
+	czfs_umount "$T/mnt"
+}
+
+counter() {
+	awk -v k="$1" '$1 == k { print $2 }' "$T/stats"
+}
+
+note "map=vm_map_ram (default): contiguous runs need no mapping"
+read_all cache_size=64M
+maps=$(counter window.maps); sys=$(counter window.syscalls)
+[ "$maps" -gt 1000 ] || fail "window.maps $maps"
+[ $((sys * 10)) -lt "$maps" ] || fail "vm_map_ram: $sys mapping syscalls for $maps maps"
+[ "$(counter window.identity)" -gt $((maps / 2)) ] || fail "identity maps"
+
+note "map=vmap: a fresh mapping for every buffer"
+read_all map=vmap,cache_size=64M
+[ "$(counter window.vmaps)" = "$(counter window.maps)" ] || fail "vmap: every map is fresh"
+[ "$(counter window.syscalls)" -ge $((3 * $(counter window.maps))) ] || fail "vmap syscalls"
+
+note "bounce copies for scattered pages; tiny caches"
+read_all map_bounce,cache_size=4M
+read_all cache_size=4M,reserved_pages=16
+[ "$(counter pool.reserve_size)" = 16 ] || fail "reserve size"
+
+note "request sizes: aligned against unaligned, O_DIRECT"
+read_all direct_io,max_request=128k,cache_size=64M
+aligned_n=$(counter backing.data_requests)
+aligned_whole=$(counter backing.data_whole_requests)
+[ "$(counter backing.max_request)" = 131072 ] || fail "max_request"
+[ "$(counter 'backing.read_size.<=256k')" = 0 ] || fail "a request above max_request"
+read_all direct_io,max_request=128k,unaligned_requests,cache_size=64M
+unaligned_n=$(counter backing.data_requests)
+unaligned_whole=$(counter backing.data_whole_requests)
+note "data requests: aligned $aligned_n ($aligned_whole whole), unaligned $unaligned_n ($unaligned_whole whole)"
+[ "$aligned_n" -lt "$unaligned_n" ] || fail "alignment does not reduce the requests"
+[ $((aligned_n - aligned_whole)) -lt $((unaligned_n - unaligned_whole)) ] ||
+	fail "alignment does not reduce the partial requests"
+[ $((aligned_whole * 10)) -gt $((aligned_n * 7)) ] || fail "aligned requests are mostly not whole"
+
+note "bad option values"
+for o in map=vmalloc max_request=3k max_request=8M cache_size=0; do
+	st=0
+	"$FUSE" "$T/img" "$T/mnt" -f -o "$o" 2>"$T/err" || st=$?
+	[ "$st" -ne 0 ] || fail "-o $o accepted"
+	grep -q "bad value" "$T/err" || fail "-o $o: $(cat "$T/err")"
+done
