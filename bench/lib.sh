@@ -86,11 +86,17 @@ dd_cold() {
 	c0=$(proc_cpu "$pid")
 	out=$( { TIMEFORMAT='%U %S'; time dd if="$file" of=/dev/null bs=512k 2>&1; } 2>&1 )
 	c1=$(proc_cpu "$pid")
+	grep copied <<<"$out" >"$W/last_dd"
 	bytes=$(awk '/copied/ {print $1}' <<<"$out")
 	secs=$(awk '/copied/ {for (i = 1; i <= NF; i++) if ($i == "s,") print $(i-1)}' <<<"$out")
 	read -r user sys < <(tail -1 <<<"$out")
 	awk -v b="$bytes" -v s="$secs" -v u="$user" -v y="$sys" -v c0="$c0" -v c1="$c1" \
 		'BEGIN { printf "%.0f %.2f\n", b / s / 1e6, (u + y + c1 - c0) / (b / 1e9) }'
+}
+
+# A counter of a czfs mount (czfs-stat).
+czfs_counter() {
+	"$BIN/src/fuse/czfs-stat" "$1" | awk -v k="$2" '$1 == k { print $2 }'
 }
 
 median() {

@@ -74,6 +74,11 @@ struct czfs_daemon {
 	 * that they never starve the cluster cache (staging.c). */
 	atomic_ullong staged_pages;
 	uint64_t stage_budget;
+	/* Pages FUSE reads may hold at once (admission), so that what they
+	 * hold never starves the loads they wait for. */
+	pthread_mutex_t admit_lock;
+	pthread_cond_t admit_cond;
+	uint64_t admit_free, admit_total;
 	atomic_bool ra_set;		/* kernel readahead applied */
 	struct czfs_daemon_stats st;
 };
@@ -110,6 +115,10 @@ static inline struct czfs_daemon *req_daemon(fuse_req_t req)
  * the readahead when it processes that answer.
  */
 void czfs_set_kernel_readahead(struct czfs_daemon *dm);
+
+/* Take / give back n pages of read admission (n is capped at the total). */
+uint64_t czfs_admit(struct czfs_daemon *dm, uint64_t n);
+void czfs_admit_release(struct czfs_daemon *dm, uint64_t n);
 
 /* Map a library error to the errno a FUSE reply carries. */
 int czfs_reply_errno(int err);
@@ -167,6 +176,10 @@ struct czfs_cluster_batch {
 
 /* End (image bytes) of the run of adjacent stored blocks from b->ci[i]. */
 uint64_t czfs_batch_run_end(const struct czfs_cluster_batch *b, unsigned i);
+
+/* Read the stored blocks of extent cluster ci on their own, decode into e. */
+int czfs_load_apart(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		    const struct czfs_cluster_info *ci, struct czfs_centry *e);
 
 /* Fill b->ci for b->first, b->n with one walk of the tree: 0 or -errno. */
 int czfs_lookup_clusters(struct czfs_daemon *dm, const struct czfs_inode_info *ii,

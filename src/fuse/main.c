@@ -177,7 +177,13 @@ static int daemon_setup(struct czfs_daemon *dm)
 	err = czfs_ccache_create(dm->pool, 0, &dm->cc);
 	if (err)
 		return err;
-	dm->stage_budget = dm->opts.cache_size / CZFS_BLOCK_SIZE / 4;
+	/* An eighth of the pool for staged requests, half for what FUSE
+	 * reads hold (their clusters and compressed input); the rest stays
+	 * free to load into, so every load can make progress. */
+	dm->stage_budget = dm->opts.cache_size / CZFS_BLOCK_SIZE / 8;
+	dm->admit_total = dm->admit_free = dm->opts.cache_size / CZFS_BLOCK_SIZE / 2;
+	pthread_mutex_init(&dm->admit_lock, NULL);
+	pthread_cond_init(&dm->admit_cond, NULL);
 	dm->io.max_request = (uint32_t)dm->opts.max_request;
 	dm->io.aligned = !dm->opts.unaligned;
 	dm->io.st = &dm->st.io;

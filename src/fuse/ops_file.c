@@ -71,6 +71,25 @@ static void czfs_release(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 }
 
+uint64_t czfs_admit(struct czfs_daemon *dm, uint64_t n)
+{
+	n = MIN(n, dm->admit_total);
+	pthread_mutex_lock(&dm->admit_lock);
+	while (dm->admit_free < n)
+		pthread_cond_wait(&dm->admit_cond, &dm->admit_lock);
+	dm->admit_free -= n;
+	pthread_mutex_unlock(&dm->admit_lock);
+	return n;
+}
+
+void czfs_admit_release(struct czfs_daemon *dm, uint64_t n)
+{
+	pthread_mutex_lock(&dm->admit_lock);
+	dm->admit_free += n;
+	pthread_cond_broadcast(&dm->admit_cond);
+	pthread_mutex_unlock(&dm->admit_lock);
+}
+
 struct read_batch {
 	struct czfs_centry *ent[MAX_READ_CLUSTERS];
 	struct iovec iov[MAX_READ_CLUSTERS];
@@ -113,7 +132,7 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
 	uint64_t end = MIN((uint64_t)off + size, of->ii.size);
-	uint64_t cbytes = czfs_inode_cluster_bytes(&of->ii);
+	uint64_t cbytes = czfs_inode_cluster_bytes(&of->ii), admitted;
 	struct read_batch *rb;
 	int err;
 
@@ -128,6 +147,10 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	rb->n = 0;
 	czfs_stream_note_read(dm, of->stream, (uint64_t)off, end);
+	/* the pages this read may hold until its reply is sent: its
+	 * clusters, and as much again for their compressed input */
+	admitted = czfs_admit(dm, ((end - 1) / cbytes - (uint64_t)off / cbytes + 1) <<
+			      (of->ii.cluster_shift + 1));
 	err = gather(dm, of, (uint64_t)off, end, rb);
 	if (err)
 		fuse_reply_err(req, czfs_reply_errno(err));
@@ -145,6 +168,7 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		else
 			czfs_ccache_put(dm->cc, rb->ent[i]);
 	}
+	czfs_admit_release(dm, admitted);
 	free(rb);
 }
 

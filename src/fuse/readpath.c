@@ -19,6 +19,9 @@
 #include "staging.h"
 #include "util.h"
 
+/* How long a decompression may wait for a page before it gives up. */
+#define TEMP_WAIT_MS	10000
+
 static unsigned order_for(unsigned n)
 {
 	unsigned k = 0;
@@ -77,7 +80,7 @@ int czfs_temp_alloc(struct czfs_daemon *dm, unsigned n, struct czfs_temp *tp)
 			continue;
 		}
 		atomic_fetch_add(&dm->st.temp_waits, 1);
-		err = czfs_pool_wait(dm->pool, 2000) ? -ENOMEM : 0;
+		err = czfs_pool_wait(dm->pool, TEMP_WAIT_MS) ? -ENOMEM : 0;
 	}
 	czfs_latency_add(&dm->st.temp_alloc, czfs_now_ns() - t0);
 	if (err) {
@@ -252,21 +255,22 @@ uint64_t czfs_batch_run_end(const struct czfs_cluster_batch *b, unsigned i)
 }
 
 /*
- * Where l's stored blocks come from: the sequential stream's staging, else
- * the cluster's own pages (raw, read in place) or temp pages, to be read
- * with the rest of the batch.
+ * Where l's stored blocks come from: the sequential stream s's staging
+ * (b: the batch, for the run's end), else the cluster's own pages (raw,
+ * read in place) or temp pages, to be read with the rest of the batch.
+ * s may be NULL.
  */
 static int load_prepare(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 			struct czfs_stream *s, const struct czfs_cluster_batch *b,
 			struct load *l)
 {
-	unsigned i = (unsigned)(l->e->idx - b->first);
 	int err;
 
 	if (s && czfs_stream_sequential(s) &&
 	    !czfs_staging_get(dm, czfs_stream_staging(s), l->ci->blkaddr,
-			      l->ci->nblocks, czfs_batch_run_end(b, i), true,
-			      l->pages, &l->ref)) {
+			      l->ci->nblocks,
+			      czfs_batch_run_end(b, (unsigned)(l->e->idx - b->first)),
+			      true, l->pages, &l->ref)) {
 		l->cpages = l->pages;
 		return 0;
 	}
@@ -355,6 +359,26 @@ static void load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		czfs_ccache_loaded(dm->cc, ls[i].e, ls[i].err);
 	}
 	free(b);
+}
+
+int czfs_load_apart(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		    const struct czfs_cluster_info *ci, struct czfs_centry *e)
+{
+	struct load *l = calloc(1, sizeof(*l));
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	l->e = e;
+	l->ci = ci;
+	err = load_prepare(dm, ii, NULL, NULL, l);
+	if (!err)
+		err = load_read(dm, l, 1);
+	if (!err)
+		err = czfs_decode_cluster(dm, ii, ci, l->cpages, e);
+	czfs_temp_free(dm, &l->tp);
+	free(l);
+	return err;
 }
 
 static void put_all(struct czfs_daemon *dm, struct czfs_centry **ents, unsigned n)

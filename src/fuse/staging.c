@@ -70,7 +70,9 @@ static uint64_t keep_bytes(struct czfs_daemon *dm)
 
 static void drop_behind(struct czfs_daemon *dm, struct czfs_staging *stg)
 {
-	uint64_t keep = keep_bytes(dm);
+	/* over budget, keep nothing behind the cursor */
+	uint64_t keep = atomic_load(&dm->staged_pages) > dm->stage_budget ? 0 :
+			keep_bytes(dm);
 
 	if (stg->disk_pos != UINT64_MAX && stg->disk_pos > keep)
 		drop_before(dm, stg, stg->disk_pos - keep);
@@ -207,8 +209,15 @@ int czfs_staging_get(struct czfs_daemon *dm, struct czfs_staging *stg,
 	pos = a + (uint64_t)got * CZFS_BLOCK_SIZE;
 	/* On the path: where the cursor is, or a little ahead of it (a
 	 * prefetcher ahead of a reader: the gap is what the reader needs
-	 * next, read in order).  Behind or far ahead: off it. */
-	if (got < n && (stg->disk_pos == UINT64_MAX || pos < stg->disk_pos ||
+	 * next, read in order).  Far ahead, the cursor jumps there (when
+	 * allowed).  Behind it, what is gone is not read again here: the
+	 * cursor never moves back, or a reader and a prefetcher would drag
+	 * it to and fro. */
+	if (got < n && stg->disk_pos != UINT64_MAX && pos < stg->disk_pos) {
+		err = -ENOENT;
+		goto out;
+	}
+	if (got < n && (stg->disk_pos == UINT64_MAX ||
 			pos - stg->disk_pos > keep_bytes(dm))) {
 		if (!restart) {
 			err = -ENOENT;

@@ -35,10 +35,12 @@ void czfs_staging_free(struct czfs_daemon *dm, struct czfs_staging *stg);
 
 /*
  * The pool pages holding stored blocks [blk, blk + n): staged already, or
- * read now if blk is where the cursor is (or, with restart, from there on).
+ * read now if blk is at or a little ahead of the cursor (or, with restart,
+ * far ahead: the cursor jumps there; or the cursor is not set yet).
  * run_end: image byte offset where the run of blocks needed now ends (the
  * unaligned mode's cut).  Returns 0 with pages[] and references in *ref,
- * -ENOENT when blk is off the cursor's path and !restart, or -errno.
+ * -ENOENT when the blocks are behind the cursor and no longer staged (or
+ * far ahead without restart): read them apart, or -errno.
  */
 int czfs_staging_get(struct czfs_daemon *dm, struct czfs_staging *stg,
 		     uint64_t blk, unsigned n, uint64_t run_end, bool restart,

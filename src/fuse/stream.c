@@ -71,6 +71,8 @@ static int load_one(struct czfs_daemon *dm, struct czfs_stream *s,
 				       czfs_batch_run_end(b, i), true, pages, &ref);
 		if (!ret)
 			ret = czfs_decode_cluster(dm, &s->ii, ci, pages, e);
+		else if (ret == -ENOENT)	/* behind the cursor */
+			ret = czfs_load_apart(dm, &s->ii, ci, e);
 		czfs_staging_put(dm, s->stg, &ref);
 	} else {
 		ret = czfs_decode_cluster(dm, &s->ii, ci, NULL, e);
