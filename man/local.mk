@@ -1,2 +1,3 @@
 # Man pages: the format (czfs.5) and one page per tool.
 dist_man_MANS += man/czfs.5 man/mkfs.czfs.8 man/czfs-fuse.1
+dist_man_MANS += man/czfs-stat.1
