@@ -16,3 +16,4 @@ src_fuse_czfs_fuse_LDADD = $(CZFS_LIBS) $(FUSE_LIBS)
 
 bin_PROGRAMS += src/fuse/czfs-stat
 src_fuse_czfs_stat_SOURCES = src/fuse/czfs_stat.c
+src_fuse_czfs_stat_LDADD =

@@ -1,0 +1,28 @@
+# Unit tests: one Check program per module, tests/unit/check_<module>.c.
+# They link the library and Check (LDADD below is the default of every
+# program that does not set its own).
+LDADD = $(CZFS_LIBS) $(CHECK_LIBS)
+AM_CFLAGS += $(CHECK_CFLAGS)
+
+UNIT_TESTS = \
+	tests/unit/check_base \
+	tests/unit/check_compress \
+	tests/unit/check_cluster \
+	tests/unit/check_hash \
+	tests/unit/check_node \
+	tests/unit/check_btree \
+	tests/unit/check_btree_cow \
+	tests/unit/check_super \
+	tests/unit/check_checkpoint \
+	tests/unit/check_spacemap \
+	tests/unit/check_meta \
+	tests/unit/check_pagepool \
+	tests/unit/check_ccache \
+	tests/unit/check_window \
+	tests/unit/check_iobatch
+check_PROGRAMS += $(UNIT_TESTS)
+TESTS += $(UNIT_TESTS)
+
+BTREE_TESTLIB = tests/unit/btree_testlib.c tests/unit/btree_testlib.h
+tests_unit_check_btree_SOURCES = tests/unit/check_btree.c $(BTREE_TESTLIB)
+tests_unit_check_btree_cow_SOURCES = tests/unit/check_btree_cow.c $(BTREE_TESTLIB)
