@@ -37,7 +37,8 @@ struct czfs_mount_opts {
 	uint64_t kernel_readahead;	/* the mount's bdi readahead, 0 = as is */
 	bool direct_io;			/* O_DIRECT on the image */
 	enum czfs_map_mode map;		/* window strategy */
-	bool map_bounce;		/* copy scattered pages, do not map */
+	bool map_slots;			/* map scattered pages into slots,
+					 * do not copy them through a buffer */
 	uint64_t max_request;		/* backing request size, bytes */
 	bool unaligned;			/* cut requests from each run's start */
 	bool rw;			/* read-write was asked for */

@@ -16,11 +16,13 @@
 struct czfs_staged {
 	uint64_t start, end;		/* image bytes */
 	unsigned refs;
+	bool ready;			/* read; false while in flight */
 	struct czfs_temp tp;
 };
 
 struct czfs_staging {
 	pthread_mutex_t lock;
+	pthread_cond_t ready;		/* a request came in */
 	uint64_t disk_pos;		/* where the next request starts */
 	struct czfs_staged **st;	/* in image order, contiguous */
 	unsigned n, cap;
@@ -33,6 +35,7 @@ struct czfs_staging *czfs_staging_new(void)
 	if (!stg)
 		return NULL;
 	pthread_mutex_init(&stg->lock, NULL);
+	pthread_cond_init(&stg->ready, NULL);
 	stg->disk_pos = UINT64_MAX;
 	return stg;
 }
@@ -51,7 +54,7 @@ static void drop_before(struct czfs_daemon *dm, struct czfs_staging *stg,
 	unsigned keep = 0;
 
 	for (unsigned i = 0; i < stg->n; i++) {
-		if (stg->st[i]->end <= pos && !stg->st[i]->refs)
+		if (stg->st[i]->end <= pos && !stg->st[i]->refs && stg->st[i]->ready)
 			staged_free(dm, stg->st[i]);
 		else
 			stg->st[keep++] = stg->st[i];
@@ -84,6 +87,7 @@ void czfs_staging_free(struct czfs_daemon *dm, struct czfs_staging *stg)
 		return;
 	drop_before(dm, stg, UINT64_MAX);
 	free(stg->st);
+	pthread_cond_destroy(&stg->ready);
 	pthread_mutex_destroy(&stg->lock);
 	free(stg);
 }
@@ -129,7 +133,11 @@ static int add_slot(struct czfs_staging *stg)
 	return 0;
 }
 
-/* Read the cursor's next request. */
+/*
+ * Reserve the cursor's next request and read it with the lock dropped, so
+ * that other threads can reserve and read the ones after it meanwhile.
+ * Called and returns with stg->lock held.
+ */
 static int read_next(struct czfs_daemon *dm, struct czfs_staging *stg,
 		     uint64_t need_end, uint64_t run_end)
 {
@@ -151,21 +159,33 @@ static int read_next(struct czfs_daemon *dm, struct czfs_staging *stg,
 		return err;
 	}
 	atomic_fetch_add(&dm->staged_pages, st->tp.n);
-	for (unsigned i = 0; i < st->tp.n; i++)
-		addrs[i] = czfs_pool_addr(dm->pool, st->tp.pages[i]);
-	seg = (struct czfs_io_seg){ start / CZFS_BLOCK_SIZE, st->tp.n, addrs };
-	err = czfs_io_read(dm->fs->bdev, &seg, 1, &dm->io);
-	if (err) {
-		staged_free(dm, st);
-		czfs_err("read error at block %llu: %s",
-			 (unsigned long long)(start / CZFS_BLOCK_SIZE), strerror(-err));
-		return -EIO;
-	}
 	st->start = start;
 	st->end = end;
 	stg->st[stg->n++] = st;
 	stg->disk_pos = end;
-	return 0;
+	for (unsigned i = 0; i < st->tp.n; i++)
+		addrs[i] = czfs_pool_addr(dm->pool, st->tp.pages[i]);
+	seg = (struct czfs_io_seg){ start / CZFS_BLOCK_SIZE, st->tp.n, addrs };
+	pthread_mutex_unlock(&stg->lock);
+	err = czfs_io_read(dm->fs->bdev, &seg, 1, &dm->io);
+	pthread_mutex_lock(&stg->lock);
+	st->ready = true;
+	if (err) {
+		/* forget it and the cursor: whoever needs it reads again */
+		unsigned keep = 0;
+
+		for (unsigned i = 0; i < stg->n; i++)
+			if (stg->st[i] != st)
+				stg->st[keep++] = stg->st[i];
+		stg->n = keep;
+		staged_free(dm, st);
+		stg->disk_pos = UINT64_MAX;
+		czfs_err("read error at block %llu: %s",
+			 (unsigned long long)(start / CZFS_BLOCK_SIZE), strerror(-err));
+		err = -EIO;
+	}
+	pthread_cond_broadcast(&stg->ready);
+	return err;
 }
 
 /*
@@ -195,47 +215,65 @@ static unsigned staged_prefix(struct czfs_staging *stg, uint64_t a, unsigned n,
 	return got;
 }
 
+static bool all_ready(const struct czfs_stage_ref *ref)
+{
+	for (unsigned i = 0; i < ref->n; i++)
+		if (!ref->st[i]->ready)
+			return false;
+	return true;
+}
+
+/*
+ * Is [a, b) on the cursor's path, the first pos not staged or in flight?
+ * On it: at the cursor, or a little ahead (a prefetcher ahead of a reader:
+ * the gap is what the reader needs next, read in order).  Far ahead, the
+ * cursor jumps there when allowed.  Behind it, what is gone is not read
+ * again here: the cursor never moves back, or a reader and a prefetcher
+ * would drag it to and fro.  Returns 0 or -ENOENT.
+ */
+static int on_path(struct czfs_daemon *dm, struct czfs_staging *stg,
+		   uint64_t a, uint64_t pos, bool restart)
+{
+	if (stg->disk_pos != UINT64_MAX && pos < stg->disk_pos)
+		return -ENOENT;
+	if (stg->disk_pos != UINT64_MAX && pos - stg->disk_pos <= keep_bytes(dm))
+		return 0;
+	if (!restart)
+		return -ENOENT;
+	atomic_fetch_add(&dm->st.stage_restarts, 1);
+	drop_before(dm, stg, UINT64_MAX);
+	stg->disk_pos = a;
+	return 0;
+}
+
 int czfs_staging_get(struct czfs_daemon *dm, struct czfs_staging *stg,
 		     uint64_t blk, unsigned n, uint64_t run_end, bool restart,
 		     uint32_t *pages, struct czfs_stage_ref *ref)
 {
 	uint64_t a = blk * CZFS_BLOCK_SIZE, b = a + (uint64_t)n * CZFS_BLOCK_SIZE;
-	uint64_t pos;
 	unsigned got;
 	int err = 0;
 
 	pthread_mutex_lock(&stg->lock);
-	got = staged_prefix(stg, a, n, pages, ref);
-	pos = a + (uint64_t)got * CZFS_BLOCK_SIZE;
-	/* On the path: where the cursor is, or a little ahead of it (a
-	 * prefetcher ahead of a reader: the gap is what the reader needs
-	 * next, read in order).  Far ahead, the cursor jumps there (when
-	 * allowed).  Behind it, what is gone is not read again here: the
-	 * cursor never moves back, or a reader and a prefetcher would drag
-	 * it to and fro. */
-	if (got < n && stg->disk_pos != UINT64_MAX && pos < stg->disk_pos) {
-		err = -ENOENT;
-		goto out;
-	}
-	if (got < n && (stg->disk_pos == UINT64_MAX ||
-			pos - stg->disk_pos > keep_bytes(dm))) {
-		if (!restart) {
-			err = -ENOENT;
-			goto out;
+	for (;;) {
+		got = staged_prefix(stg, a, n, pages, ref);
+		if (got == n && all_ready(ref))
+			break;
+		if (got == n) {		/* in flight: another thread reads it */
+			pthread_cond_wait(&stg->ready, &stg->lock);
+			continue;
 		}
-		atomic_fetch_add(&dm->st.stage_restarts, 1);
-		drop_before(dm, stg, UINT64_MAX);
-		stg->disk_pos = a;
+		err = on_path(dm, stg, a, a + (uint64_t)got * CZFS_BLOCK_SIZE,
+			      restart);
+		if (!err && stg->disk_pos < b)
+			err = read_next(dm, stg, b, run_end);
+		if (err)
+			break;
 	}
-	while (stg->disk_pos < b && !err)
-		err = read_next(dm, stg, b, run_end);
-	if (!err && staged_prefix(stg, a, n, pages, ref) < n)
-		err = -EIO;	/* a referenced request kept a hole: give up */
 	if (!err)
 		for (unsigned i = 0; i < ref->n; i++)
 			ref->st[i]->refs++;
 	drop_behind(dm, stg);
-out:
 	if (err)
 		ref->n = 0;
 	pthread_mutex_unlock(&stg->lock);

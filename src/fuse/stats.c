@@ -61,10 +61,10 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 
 	czfs_ccache_get_stats(dm->cc, &cs);
 	put(o, "ccache.hits %llu\nccache.misses %llu\nccache.waits %llu\n"
-	    "ccache.evictions %llu\nccache.entries %llu\n",
+	    "ccache.evictions %llu\nccache.recycled %llu\nccache.entries %llu\n",
 	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
 	    (unsigned long long)cs.waits, (unsigned long long)cs.evictions,
-	    (unsigned long long)cs.entries);
+	    (unsigned long long)cs.recycled, (unsigned long long)cs.entries);
 	czfs_pool_get_stats(dm->pool, &ps);
 	put(o, "pool.pages %llu\npool.used %llu\npool.alloc_failures %llu\n"
 	    "pool.reserve_size %llu\npool.reserve_fill %llu\npool.reserve_hits %llu\n",
@@ -103,7 +103,7 @@ static void window_stats(struct out *o, struct czfs_daemon *dm)
 	uint64_t avg, p99, max;
 
 	put(o, "window.mode %s%s\n", dm->opts.map == CZFS_MAP_VMAP ? "vmap" :
-	    "vm_map_ram", dm->opts.map_bounce ? "+bounce" : "");
+	    "vm_map_ram", dm->opts.map_slots ? "+slots" : "+bounce");
 	put(o, "window.maps %llu\nwindow.identity %llu\nwindow.slot_reuse %llu\n"
 	    "window.slot_maps %llu\nwindow.bounce %llu\nwindow.vmaps %llu\n"
 	    "window.syscalls %llu\nwindow.purges %llu\nwindow.retries %llu\n"

@@ -213,22 +213,16 @@ int czfs_ccache_alloc_run(struct czfs_ccache *cc, struct czfs_centry *e,
 	return 0;
 }
 
-static void lru_add_head(struct czfs_ccache *cc, struct czfs_centry *e)
-{
-	e->lru_next = cc->lru.lru_next;
-	e->lru_prev = &cc->lru;
-	cc->lru.lru_next->lru_prev = e;
-	cc->lru.lru_next = e;
-}
-
-static void put_locked(struct czfs_ccache *cc, struct czfs_centry *e, bool cold)
+static void put_locked(struct czfs_ccache *cc, struct czfs_centry *e, bool used)
 {
 	if (--e->refs)
 		return;
+	if (!e->dead && used) {
+		hash_del(cc, e);
+		cc->st.recycled++;
+	}
 	if (e->dead)
 		entry_free(cc, e);
-	else if (cold)
-		lru_add_head(cc, e);
 	else
 		lru_add_tail(cc, e);
 }

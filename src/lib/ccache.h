@@ -38,7 +38,7 @@ struct czfs_centry {
 struct czfs_ccache;
 
 struct czfs_ccache_stats {
-	uint64_t hits, misses, waits, evictions, entries;
+	uint64_t hits, misses, waits, evictions, recycled, entries;
 };
 
 /* A cache over pool holding at most max_entries entries (0 = pool pages). */
@@ -84,9 +84,11 @@ void czfs_ccache_put(struct czfs_ccache *cc, struct czfs_centry *e);
 void czfs_ccache_set_wait(struct czfs_ccache *cc, unsigned ms);
 
 /*
- * Put an entry whose data a reader has now read to its end: as the
- * kernel's use-once pages, it goes to the cold end of the LRU, so that a
- * stream recycles a few hot pages instead of filling the whole pool.
+ * Put an entry whose data a reader has now read to its end: the kernel's
+ * page cache holds that data now, so the entry is dropped (when nobody
+ * else holds it) and its pages, still mapped and hot, serve the next
+ * cluster: a stream recycles a few pages instead of faulting in the whole
+ * pool.
  */
 void czfs_ccache_put_used(struct czfs_ccache *cc, struct czfs_centry *e);
 
