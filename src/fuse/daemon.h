@@ -41,6 +41,7 @@ struct czfs_mount_opts {
 					 * do not copy them through a buffer */
 	uint64_t max_request;		/* backing request size, bytes */
 	bool unaligned;			/* cut requests from each run's start */
+	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
 	bool rw;			/* read-write was asked for */
 	bool show_help, show_version;
 };
@@ -55,7 +56,8 @@ struct czfs_daemon_stats {
 	atomic_ullong decomp_ns;	/* time spent in the codecs */
 	atomic_ullong reclaims;		/* clusters evicted to find temp pages */
 	atomic_ullong temp_waits;	/* temp allocations that had to sleep */
-	struct czfs_latency temp_alloc;	/* decompression temp page allocation */
+	struct czfs_latency temp_alloc;	/* a cluster's compressed input pages */
+	struct czfs_latency stage_alloc;	/* a staged request's pages */
 	struct czfs_iobatch_stats io;	/* data requests to the image */
 	atomic_ullong stage_restarts;	/* a stream's cursor moved elsewhere */
 	atomic_ullong stage_private;	/* clusters read apart from a stream */
@@ -137,8 +139,8 @@ struct czfs_cluster_info;
 /*
  * Temporary pages for compressed input or a staged request: n pages, as one
  * run when the pool has one, else single pages (the reserve may serve them),
- * else after evicting clusters or waiting for a free.  Allocation time goes
- * to st.temp_alloc.
+ * else after evicting clusters or waiting for a free.  The time it took is
+ * recorded in lat.
  */
 #define CZFS_TEMP_MAX	256	/* pages: a 1 MiB request */
 
@@ -152,7 +154,8 @@ struct czfs_temp {
 		bool single;		/* from czfs_pool_alloc_temp */
 	} runs[CZFS_TEMP_MAX];
 };
-int czfs_temp_alloc(struct czfs_daemon *dm, unsigned n, struct czfs_temp *tp);
+int czfs_temp_alloc(struct czfs_daemon *dm, unsigned n, struct czfs_temp *tp,
+		    struct czfs_latency *lat);
 void czfs_temp_free(struct czfs_daemon *dm, struct czfs_temp *tp);
 
 /*

@@ -33,6 +33,8 @@ static const char usage_text[] =
 "                           at least 4M)\n"
 "    -o reserved_pages=N    pages reserved for decompression (default 0;\n"
 "                           64 covers most bursts)\n"
+"    -o reclaim=keep|punch  evicted clusters keep their memory in the pool\n"
+"                           (default) or give it back (low-memory mode)\n"
 "    -o workers=N           prefetch threads (default: online CPUs)\n"
 "    -o readahead=SIZE      largest prefetch window (default 4M)\n"
 "    -o kernel_readahead=SIZE  readahead of the mount in the kernel: the size\n"
@@ -51,7 +53,7 @@ static const char usage_text[] =
 "\n";
 
 enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_CACHE, KEY_READAHEAD, KEY_MAP,
-       KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED };
+       KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -60,6 +62,7 @@ static const struct fuse_opt czfs_opts[] = {
 	CZFS_OPT("workers=%u", workers),
 	CZFS_OPT("direct_io", direct_io),
 	FUSE_OPT_KEY("map_scattered=", KEY_SCATTERED),
+	FUSE_OPT_KEY("reclaim=", KEY_RECLAIM),
 	CZFS_OPT("unaligned_requests", unaligned),
 	FUSE_OPT_KEY("map=", KEY_MAP),
 	FUSE_OPT_KEY("max_request=", KEY_MAX_REQUEST),
@@ -114,6 +117,13 @@ static int opt_proc(void *data, const char *arg, int key,
 		return strcmp(arg, "kernel_readahead=0") ?
 		       parse_size_opt(arg, &o->kernel_readahead) :
 		       (o->kernel_readahead = 0, 0);
+	case KEY_RECLAIM:
+		if (!strcmp(arg, "reclaim=keep") || !strcmp(arg, "reclaim=punch")) {
+			o->reclaim_punch = !strcmp(arg, "reclaim=punch");
+			return 0;
+		}
+		fprintf(stderr, "czfs-fuse: bad value in '%s' (keep or punch)\n", arg);
+		return -1;
 	case KEY_SCATTERED:
 		if (!strcmp(arg, "map_scattered=bounce") ||
 		    !strcmp(arg, "map_scattered=slot")) {
@@ -187,6 +197,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 	err = czfs_ccache_create(dm->pool, 0, &dm->cc);
 	if (err)
 		return err;
+	czfs_ccache_set_punch(dm->cc, dm->opts.reclaim_punch);
 	/* An eighth of the pool for staged requests, half for what FUSE
 	 * reads hold (their clusters and compressed input); the rest stays
 	 * free to load into, so every load can make progress. */

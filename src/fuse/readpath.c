@@ -62,7 +62,8 @@ static int temp_grab(struct czfs_daemon *dm, struct czfs_temp *tp, unsigned want
 	return 0;
 }
 
-int czfs_temp_alloc(struct czfs_daemon *dm, unsigned n, struct czfs_temp *tp)
+int czfs_temp_alloc(struct czfs_daemon *dm, unsigned n, struct czfs_temp *tp,
+		    struct czfs_latency *lat)
 {
 	uint64_t t0 = czfs_now_ns();
 	int err = 0;
@@ -82,7 +83,7 @@ int czfs_temp_alloc(struct czfs_daemon *dm, unsigned n, struct czfs_temp *tp)
 		atomic_fetch_add(&dm->st.temp_waits, 1);
 		err = czfs_pool_wait(dm->pool, TEMP_WAIT_MS) ? -ENOMEM : 0;
 	}
-	czfs_latency_add(&dm->st.temp_alloc, czfs_now_ns() - t0);
+	czfs_latency_add(lat, czfs_now_ns() - t0);
 	if (err) {
 		czfs_temp_free(dm, tp);
 		czfs_err("no page for decompression: raise cache_size or reserved_pages");
@@ -282,7 +283,7 @@ static int load_prepare(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 		run_pages(l->e->page, l->ci->nblocks, l->pages);
 		l->cpages = l->pages;
 	} else {
-		err = czfs_temp_alloc(dm, l->ci->nblocks, &l->tp);
+		err = czfs_temp_alloc(dm, l->ci->nblocks, &l->tp, &dm->st.temp_alloc);
 		if (err)
 			return err;
 		l->cpages = l->tp.pages;

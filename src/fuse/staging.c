@@ -153,7 +153,8 @@ static int read_next(struct czfs_daemon *dm, struct czfs_staging *stg,
 		free(st);
 		return -ENOMEM;
 	}
-	err = czfs_temp_alloc(dm, (unsigned)((end - start) / CZFS_BLOCK_SIZE), &st->tp);
+	err = czfs_temp_alloc(dm, (unsigned)((end - start) / CZFS_BLOCK_SIZE), &st->tp,
+			      &dm->st.stage_alloc);
 	if (err) {
 		free(st);
 		return err;

@@ -112,9 +112,14 @@ static void window_stats(struct out *o, struct czfs_daemon *dm)
 	    ld(&w->syscalls), ld(&w->purges), ld(&w->retries), ld(&w->failures));
 	czfs_latency_summary(&dm->st.temp_alloc, &avg, &p99, &max);
 	put(o, "alloc.temp_count %llu\nalloc.temp_avg_ns %llu\n"
-	    "alloc.temp_p99_ns %llu\nalloc.temp_max_ns %llu\n"
-	    "alloc.reclaims %llu\nalloc.waits %llu\n",
+	    "alloc.temp_p99_ns %llu\nalloc.temp_max_ns %llu\n",
 	    ld(&dm->st.temp_alloc.count), (unsigned long long)avg,
+	    (unsigned long long)p99, (unsigned long long)max);
+	czfs_latency_summary(&dm->st.stage_alloc, &avg, &p99, &max);
+	put(o, "alloc.stage_count %llu\nalloc.stage_avg_ns %llu\n"
+	    "alloc.stage_p99_ns %llu\nalloc.stage_max_ns %llu\n"
+	    "alloc.reclaims %llu\nalloc.waits %llu\n",
+	    ld(&dm->st.stage_alloc.count), (unsigned long long)avg,
 	    (unsigned long long)p99, (unsigned long long)max,
 	    ld(&dm->st.reclaims), ld(&dm->st.temp_waits));
 }

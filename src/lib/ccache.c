@@ -18,6 +18,7 @@ struct czfs_ccache {
 	struct czfs_centry lru;		/* list head: next = oldest */
 	uint64_t nr, max;
 	unsigned wait_ms;
+	bool punch;
 	struct czfs_ccache_stats st;
 };
 
@@ -84,6 +85,8 @@ static unsigned evict_one(struct czfs_ccache *cc)
 	lru_del(e);
 	hash_del(cc, e);
 	pages = e->page == CZFS_NO_PAGE ? 1 : 1u << e->order;
+	if (cc->punch && e->page != CZFS_NO_PAGE)
+		czfs_pool_punch(cc->pool, e->page, e->order);
 	entry_free(cc, e);
 	cc->st.evictions++;
 	return pages;
@@ -250,6 +253,11 @@ void czfs_ccache_put(struct czfs_ccache *cc, struct czfs_centry *e)
 void czfs_ccache_set_wait(struct czfs_ccache *cc, unsigned ms)
 {
 	cc->wait_ms = ms;
+}
+
+void czfs_ccache_set_punch(struct czfs_ccache *cc, bool punch)
+{
+	cc->punch = punch;
 }
 
 void czfs_ccache_put_used(struct czfs_ccache *cc, struct czfs_centry *e)

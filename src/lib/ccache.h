@@ -84,6 +84,13 @@ void czfs_ccache_put(struct czfs_ccache *cc, struct czfs_centry *e);
 void czfs_ccache_set_wait(struct czfs_ccache *cc, unsigned ms);
 
 /*
+ * Low-memory mode: evicted clusters' pages are given back to the kernel
+ * (punched out of the memfd), so the pool holds only what it caches, at
+ * the price of a slower reclaim and of faults when the pages are reused.
+ */
+void czfs_ccache_set_punch(struct czfs_ccache *cc, bool punch);
+
+/*
  * Put an entry whose data a reader has now read to its end: the kernel's
  * page cache holds that data now, so the entry is dropped (when nobody
  * else holds it) and its pages, still mapped and hot, serve the next

@@ -274,6 +274,12 @@ void czfs_pool_trim(struct czfs_pool *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
+void czfs_pool_punch(struct czfs_pool *p, uint32_t page, unsigned order)
+{
+	fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		  (off_t)page * CZFS_PAGE_SIZE, (off_t)CZFS_PAGE_SIZE << order);
+}
+
 void czfs_pool_get_stats(struct czfs_pool *p, struct czfs_pool_stats *st)
 {
 	pthread_mutex_lock(&p->lock);

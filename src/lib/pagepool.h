@@ -77,6 +77,12 @@ int czfs_pool_fd(const struct czfs_pool *pool);
 /* Give the memory of free pages back to the kernel (punch the memfd). */
 void czfs_pool_trim(struct czfs_pool *pool);
 
+/*
+ * Give the memory of 2^order pages at page back to the kernel; their next
+ * use faults in zeroed pages.  For reclaim in the low-memory mode.
+ */
+void czfs_pool_punch(struct czfs_pool *pool, uint32_t page, unsigned order);
+
 void czfs_pool_get_stats(struct czfs_pool *pool, struct czfs_pool_stats *st);
 
 /*

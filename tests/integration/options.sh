@@ -63,6 +63,8 @@ read_all map_scattered=slot,cache_size=4M
   "$(counter window.maps)" ] || fail "slot mode: maps neither identity nor slots"
 read_all cache_size=4M,reserved_pages=16
 [ "$(counter pool.reserve_size)" = 16 ] || fail "reserve size"
+read_all cache_size=4M,reserved_pages=64,reclaim=punch
+[ "$(counter alloc.reclaims)" -gt 0 ] || fail "no reclaim with a 4M pool"
 
 note "request sizes: aligned against unaligned, O_DIRECT"
 read_all direct_io,max_request=128k,cache_size=64M
@@ -81,7 +83,7 @@ note "data requests: aligned $aligned_n ($aligned_whole whole), unaligned $unali
 [ $((aligned_whole * 10)) -gt $((aligned_n * 7)) ] || fail "aligned requests are mostly not whole"
 
 note "bad option values"
-for o in map=vmalloc map_scattered=copy max_request=3k max_request=8M cache_size=0; do
+for o in map=vmalloc map_scattered=copy reclaim=drop max_request=3k max_request=8M cache_size=0; do
 	st=0
 	"$FUSE" "$T/img" "$T/mnt" -f -o "$o" 2>"$T/err" || st=$?
 	[ "$st" -ne 0 ] || fail "-o $o accepted"
