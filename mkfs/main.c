@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,7 +310,7 @@ static int scan_source(struct mk_run *r)
 			     &r->tree);
 }
 
-static int open_image(struct mk_run *r)
+static int create_image(struct mk_run *r)
 {
 	int err, fd;
 
@@ -338,6 +339,25 @@ static int open_image(struct mk_run *r)
 		return 0;
 out_msg:
 	fprintf(stderr, "mkfs.czfs: %s: %s\n", r->o.image, strerror(-err));
+	return err;
+}
+
+/*
+ * Create the image with the stop signals held back: a handler that
+ * removed the file between two opens with O_CREAT would see it come back.
+ */
+static int open_image(struct mk_run *r)
+{
+	sigset_t stop, old;
+	int err;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	err = create_image(r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
 }
 
