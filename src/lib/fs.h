@@ -56,6 +56,28 @@ int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,
 
 void czfs_fs_close(struct czfs_fs *fs);		/* accepts NULL */
 
+/* ---- transactions (commit.c) ------------------------------------------- */
+
+/*
+ * Changes to an open image are grouped into transactions.  czfs_fs_begin()
+ * starts building generation cp.generation + 1 (a no-op if one is open):
+ * tree changes then copy nodes to blocks from the space map.  Data blocks
+ * are written out of place by the caller before it links them in.
+ * czfs_fs_commit() makes the transaction durable, in this order:
+ *   1. every dirty B-tree node is written
+ *   2. the changed space-map blocks are written (copy-on-write)
+ *   3. flush: everything the new checkpoint names is on disk
+ *   4. the checkpoint goes to the older slot, then flush
+ *   5. blocks freed by this transaction become reusable
+ * A crash at any point before 4 completes leaves the previous checkpoint
+ * and everything it names intact.  Both need a writable fs with its space
+ * map; the caller holds fs->lock exclusively.  Returns 0, -EROFS, -ENOSPC
+ * or an I/O error (after an error in commit the fs must be closed: the
+ * image still holds the last committed state).
+ */
+int czfs_fs_begin(struct czfs_fs *fs);
+int czfs_fs_commit(struct czfs_fs *fs);
+
 /* ---- file data (fileread.c) -------------------------------------------- */
 
 /*

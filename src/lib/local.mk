@@ -17,6 +17,7 @@ src_lib_libczfs_a_SOURCES += \
 	src/lib/dir.c src/lib/dir.h \
 	src/lib/xattr.c src/lib/xattr.h \
 	src/lib/fs.c src/lib/fs.h \
+	src/lib/commit.c \
 	src/lib/fileread.c
 
 # Daemon-side caches (used by czfs-fuse, tested on their own).

@@ -19,7 +19,8 @@ UNIT_TESTS = \
 	tests/unit/check_pagepool \
 	tests/unit/check_ccache \
 	tests/unit/check_window \
-	tests/unit/check_iobatch
+	tests/unit/check_iobatch \
+	tests/unit/check_commit
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 

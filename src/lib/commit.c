@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/* Transactions: copy-on-write changes made durable by a checkpoint. */
+#include "config.h"
+
+#include <time.h>
+
+#include "bdev.h"
+#include "fs.h"
+#include "log.h"
+#include "util.h"
+
+int czfs_fs_begin(struct czfs_fs *fs)
+{
+	if (fs->rdonly || !fs->smap.max_blocks)
+		return -EROFS;
+	if (!fs->tree.trans_gen)
+		czfs_btree_begin(&fs->tree, &fs->smap.alloc, fs->bdev,
+				 fs->cp.generation + 1);
+	return 0;
+}
+
+/* The image file must hold every block the new checkpoint counts. */
+static int grow_image(struct czfs_fs *fs, const struct czfs_cp_info *cp)
+{
+	uint64_t need = cp->image_blocks * CZFS_BLOCK_SIZE;
+
+	if (fs->bdev->size >= need)
+		return 0;
+	return fs->bdev->ops->resize(fs->bdev, need);
+}
+
+static void fill_checkpoint(struct czfs_fs *fs, struct czfs_cp_info *cp)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	cp->generation = fs->cp.generation + 1;
+	cp->root_blkaddr = fs->tree.root_blkaddr;
+	cp->root_generation = fs->tree.root_generation;
+	cp->root_level = fs->tree.root_level;
+	cp->commit_time = now.tv_sec;
+	cp->commit_nsec = (uint32_t)now.tv_nsec;
+}
+
+int czfs_fs_commit(struct czfs_fs *fs)
+{
+	struct czfs_cp_info cp = fs->cp;
+	int err;
+
+	err = czfs_fs_begin(fs);
+	if (!err)
+		err = czfs_btree_commit(&fs->tree);
+	if (!err)
+		err = czfs_smap_write(&fs->smap, fs->bdev, fs->cp.generation + 1, &cp);
+	if (!err)
+		err = grow_image(fs, &cp);
+	if (!err)
+		err = czfs_bdev_flush(fs->bdev);
+	if (!err) {
+		fill_checkpoint(fs, &cp);
+		err = czfs_cp_write(fs->bdev, &fs->sb, &cp);
+	}
+	if (!err)
+		err = czfs_bdev_flush(fs->bdev);
+	if (err) {
+		czfs_err("commit of generation %llu failed: %s",
+			 (unsigned long long)(fs->cp.generation + 1), strerror(-err));
+		return err;
+	}
+	czfs_smap_committed(&fs->smap);
+	fs->cp = cp;
+	return 0;
+}

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests: transactions.  An image is built in memory, changed through
+ * czfs_fs_begin/commit, and a crash is simulated by failing the n-th write
+ * of a commit for every n: the image must then open and hold exactly the
+ * state before or after the transaction, never anything else.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bdev.h"
+#include "btree.h"
+#include "fs.h"
+#include "inode.h"
+#include "spacemap.h"
+#include "super.h"
+#include "util.h"
+
+#define MAX_BLOCKS	4096
+#define BASE_INODES	300
+
+/* An image with a root directory and BASE_INODES empty files' inodes. */
+static struct czfs_bdev *make_image(void)
+{
+	struct czfs_btree_builder *bb;
+	struct czfs_sb_info sb;
+	struct czfs_cp_info cp = { 0 };
+	struct czfs_smap sm;
+	struct czfs_bdev *b;
+	uint8_t blk[CZFS_BLOCK_SIZE] = { 0 };
+	uint64_t root;
+	unsigned level;
+
+	ck_assert_int_eq(czfs_bdev_mem_create(MAX_BLOCKS * 4096ull, 0, &b), 0);
+	ck_assert_int_eq(czfs_smap_init(&sm, MAX_BLOCKS), 0);
+	ck_assert_int_eq(czfs_btree_builder_new(b, &sm.alloc, 1, &bb), 0);
+	for (uint64_t ino = CZFS_ROOT_INO; ino <= BASE_INODES; ino++) {
+		struct czfs_inode_info ii = {
+			.ino = ino, .mode = ino == 1 ? S_IFDIR | 0755 : S_IFREG | 0644,
+			.nlink = 1, .parent = ino == 1 ? 1 : 0, .cluster_shift = 4,
+			.size = ino,
+		};
+		struct czfs_key k = { ino, CZFS_ITEM_INODE, 0 };
+		struct czfs_inode di;
+
+		czfs_inode_encode(&ii, &di);
+		ck_assert_int_eq(czfs_btree_builder_add(bb, &k, &di, sizeof(di), NULL), 0);
+	}
+	ck_assert_int_eq(czfs_btree_builder_finish(bb, &root, &level), 0);
+	czfs_btree_builder_free(bb);
+	cp.generation = 1;
+	cp.root_blkaddr = root;
+	cp.root_generation = 1;
+	cp.root_level = level;
+	cp.next_ino = BASE_INODES + 1;
+	cp.inode_count = BASE_INODES;
+	ck_assert_int_eq(czfs_smap_write(&sm, b, 1, &cp), 0);
+	czfs_super_init(&sb);
+	sb.max_blocks = MAX_BLOCKS;
+	ck_assert_int_eq(czfs_cp_write(b, &sb, &cp), 0);
+	czfs_super_encode(&sb, blk);
+	ck_assert_int_eq(czfs_bdev_write(b, blk, sizeof(blk), 0), 0);
+	ck_assert_int_eq(b->ops->resize(b, cp.image_blocks * 4096ull), 0);
+	czfs_smap_destroy(&sm);
+	return b;
+}
+
+static struct czfs_bdev *copy_bdev(struct czfs_bdev *src)
+{
+	struct czfs_bdev *b;
+
+	ck_assert_int_eq(czfs_bdev_mem_create(src->size, 0, &b), 0);
+	memcpy(czfs_bdev_mem_data(b), czfs_bdev_mem_data(src), src->size);
+	return b;
+}
+
+static struct czfs_fs *open_fs(struct czfs_bdev *b, bool rw)
+{
+	struct czfs_fs_opts o = { .flags = rw ? 0 : CZFS_OPEN_RDONLY };
+	struct czfs_fs *fs = NULL;
+
+	ck_assert_int_eq(czfs_fs_open_bdev(b, &o, &fs), 0);
+	return fs;
+}
+
+/* The change a transaction makes: sizes of every inode to a new value,
+ * and new inodes from BASE_INODES + 1 to BASE_INODES + added. */
+static int change(struct czfs_fs *fs, uint64_t size, unsigned added)
+{
+	int err = czfs_fs_begin(fs);
+
+	for (uint64_t ino = 2; !err && ino <= BASE_INODES + added; ino++) {
+		struct czfs_inode_info ii = {
+			.ino = ino, .mode = S_IFREG | 0644, .nlink = 1,
+			.cluster_shift = 4, .size = size,
+		};
+		struct czfs_key k = { ino, CZFS_ITEM_INODE, 0 };
+		struct czfs_inode di;
+
+		czfs_inode_encode(&ii, &di);
+		err = czfs_btree_put(&fs->tree, &k, &di, sizeof(di));
+	}
+	fs->cp.next_ino = BASE_INODES + added + 1;
+	return err;
+}
+
+/* Which state the image holds: the size all files 2.. have, and count. */
+static void state(struct czfs_fs *fs, uint64_t *size, unsigned *count)
+{
+	struct czfs_inode_info ii;
+
+	*count = 0;
+	ck_assert_int_eq(czfs_inode_read(&fs->tree, 2, &ii), 0);
+	*size = ii.size;
+	for (uint64_t ino = 2; czfs_inode_read(&fs->tree, ino, &ii) == 0; ino++) {
+		ck_assert_uint_eq(ii.size, *size);	/* never a mix */
+		(*count)++;
+	}
+}
+
+START_TEST(commit_then_reopen)
+{
+	struct czfs_bdev *b = make_image(), *again;
+	struct czfs_fs *fs = open_fs(b, true);
+	uint64_t size, gen = fs->cp.generation;
+	unsigned count;
+
+	ck_assert_int_eq(change(fs, 777, 200), 0);
+	ck_assert_int_eq(czfs_fs_commit(fs), 0);
+	ck_assert_uint_eq(fs->cp.generation, gen + 1);
+	again = copy_bdev(b);
+	czfs_fs_close(fs);
+	fs = open_fs(again, false);
+	state(fs, &size, &count);
+	ck_assert_uint_eq(size, 777);
+	ck_assert_uint_eq(count, BASE_INODES - 1 + 200);
+	ck_assert_uint_eq(fs->cp.next_ino, BASE_INODES + 201);
+	czfs_fs_close(fs);
+}
+END_TEST
+
+START_TEST(many_commits_keep_the_space_map_exact)
+{
+	struct czfs_bdev *b = make_image(), *copy;
+	struct czfs_fs *fs = open_fs(b, true);
+	uint64_t used0 = fs->cp.used_blocks;
+
+	/* when the same items are rewritten many times, then old copies of
+	 * nodes are freed: the used count stays bounded, and it reloads */
+	for (unsigned i = 0; i < 50; i++) {
+		ck_assert_int_eq(change(fs, 1000 + i, 0), 0);
+		ck_assert_int_eq(czfs_fs_commit(fs), 0);
+	}
+	ck_assert_uint_lt(fs->cp.used_blocks, used0 + 30);
+	copy = copy_bdev(b);
+	czfs_fs_close(fs);		/* closes b */
+	fs = open_fs(copy, true);	/* loads and checks the map */
+	czfs_fs_close(fs);
+}
+END_TEST
+
+START_TEST(a_crash_at_any_write_leaves_old_or_new)
+{
+	unsigned old_seen = 0, new_seen = 0;
+
+	/* given a base image with one committed change */
+	struct czfs_bdev *base = make_image();
+	struct czfs_fs *fs = open_fs(base, true);
+
+	ck_assert_int_eq(change(fs, 100, 50), 0);
+	ck_assert_int_eq(czfs_fs_commit(fs), 0);
+	czfs_fs_close(fs);		/* base is closed with it */
+
+	/* failing the n-th write (or flush) of the next commit, for each n */
+	for (unsigned n = 1; n < 200; n++) {
+		struct czfs_bdev *b = make_image(), *after;
+		uint64_t size;
+		unsigned count;
+		int err;
+
+		fs = open_fs(b, true);
+		ck_assert_int_eq(change(fs, 100, 50), 0);
+		ck_assert_int_eq(czfs_fs_commit(fs), 0);
+		ck_assert_int_eq(change(fs, 200, 150), 0);
+		czfs_bdev_mem_fail_after(b, n, -EIO);
+		err = czfs_fs_commit(fs);
+		after = copy_bdev(b);	/* what a crash leaves on disk */
+		czfs_fs_close(fs);
+		fs = open_fs(after, false);
+		state(fs, &size, &count);
+		ck_assert_msg((size == 100 && count == BASE_INODES - 1 + 50) ||
+			      (size == 200 && count == BASE_INODES - 1 + 150),
+			      "write %u: size %llu, %u inodes", n,
+			      (unsigned long long)size, count);
+		if (size == 100)
+			old_seen++;
+		else
+			new_seen++;
+		czfs_fs_close(fs);
+		if (!err) {		/* n was past the commit's last write */
+			ck_assert_uint_eq(size, 200);
+			break;
+		}
+		ck_assert_uint_eq(size, 100);	/* a failed commit changed nothing */
+	}
+	/* both outcomes happened: the loop went through the whole commit */
+	ck_assert_uint_gt(old_seen, 3);
+	ck_assert_uint_eq(new_seen, 1);
+}
+END_TEST
+
+START_TEST(read_only_refuses_changes)
+{
+	struct czfs_fs *fs = open_fs(make_image(), false);
+
+	ck_assert_int_eq(czfs_fs_begin(fs), -EROFS);
+	ck_assert_int_eq(czfs_fs_commit(fs), -EROFS);
+	czfs_fs_close(fs);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("commit");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, commit_then_reopen);
+	tcase_add_test(tc, many_commits_keep_the_space_map_exact);
+	tcase_add_test(tc, a_crash_at_any_write_leaves_old_or_new);
+	tcase_add_test(tc, read_only_refuses_changes);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
