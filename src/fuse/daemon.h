@@ -27,6 +27,9 @@ struct czfs_ccache;
 struct czfs_codec;
 struct czfs_prefetch;
 struct czfs_stream;
+struct czfs_itable;
+struct czfs_minode;
+struct czfs_flusher;
 
 struct czfs_mount_opts {
 	char *image;
@@ -42,7 +45,9 @@ struct czfs_mount_opts {
 	uint64_t max_request;		/* backing request size, bytes */
 	bool unaligned;			/* cut requests from each run's start */
 	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
-	bool rw;			/* read-write was asked for */
+	bool ro;			/* read-only mount */
+	unsigned commit;		/* seconds between checkpoints */
+	int alg, level;			/* compression of new files, -1 = image's */
 	bool show_help, show_version;
 };
 
@@ -69,9 +74,13 @@ struct czfs_daemon {
 	struct czfs_ccache *cc;
 	struct czfs_prefetch *pf;
 	struct czfs_wincache *wc;
+	struct czfs_itable *it;		/* in-memory inodes */
+	struct czfs_flusher *fl;	/* writeback and checkpoints */
 	struct czfs_iobatch_opts io;
 	struct czfs_mount_opts opts;
 	double attr_timeout;		/* long while read-only */
+	atomic_ullong reserved_blocks;	/* promised to dirty data */
+	atomic_ullong items_version;	/* bumped by every cluster item change */
 	char *mountpoint;		/* absolute */
 	/* Staged pages of all streams, kept under a quarter of the pool so
 	 * that they never starve the cluster cache (staging.c). */
@@ -94,7 +103,7 @@ size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size);
 
 /* An open regular file. */
 struct czfs_open_file {
-	struct czfs_inode_info ii;	/* as of open (read-only mount) */
+	struct czfs_minode *mi;
 	struct czfs_stream *stream;	/* its prefetch state */
 };
 
@@ -130,6 +139,16 @@ int czfs_reply_errno(int err);
 void czfs_ops_inode(struct fuse_lowlevel_ops *ops);
 void czfs_ops_dir(struct fuse_lowlevel_ops *ops);
 void czfs_ops_file(struct fuse_lowlevel_ops *ops);
+void czfs_ops_write(struct fuse_lowlevel_ops *ops);
+void czfs_ops_ns(struct fuse_lowlevel_ops *ops);
+
+/* Open a file create() just made (ops_file.c). */
+int czfs_open_created(struct czfs_daemon *dm, uint64_t ino,
+		      struct fuse_file_info *fi);
+
+/* Attributes a reply carries (entry and attr timeouts from the mount). */
+void czfs_fill_entry(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		     struct fuse_entry_param *e);
 
 /* ---- the read path (readpath.c) ----------------------------------------- */
 
@@ -214,7 +233,8 @@ void czfs_stream_close(struct czfs_daemon *dm, struct czfs_stream *s);
  * fallen behind its window.
  */
 void czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
-			   uint64_t off, uint64_t end);
+			   const struct czfs_inode_info *ii, uint64_t off,
+			   uint64_t end);
 /* Is the stream's reader sequential (its readahead window open)? */
 bool czfs_stream_sequential(struct czfs_stream *s);
 struct czfs_staging *czfs_stream_staging(struct czfs_stream *s);

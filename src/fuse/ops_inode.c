@@ -3,12 +3,15 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <time.h>
 #include <sys/statvfs.h>
 
 #include "daemon.h"
 #include "dir.h"
 #include "fs.h"
 #include "log.h"
+#include "minode.h"
+#include "writeback.h"
 #include "util.h"
 #include "xattr.h"
 
@@ -19,19 +22,22 @@ int czfs_reply_errno(int err)
 	return err == EFSCORRUPTED ? EIO : err;
 }
 
+/* Current attributes: the in-memory inode's (it may be dirty). */
 static int read_inode(struct czfs_daemon *dm, uint64_t ino,
 		      struct czfs_inode_info *ii)
 {
-	int err;
+	struct czfs_minode *mi;
+	int err = czfs_mi_get(dm, ino, false, &mi);
 
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_inode_read(&dm->fs->tree, ino, ii);
-	pthread_rwlock_unlock(&dm->fs->lock);
-	return err;
+	if (err)
+		return err;
+	czfs_mi_attr(mi, ii);
+	czfs_mi_put(dm, mi);
+	return 0;
 }
 
-static void fill_entry(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		       struct fuse_entry_param *e)
+void czfs_fill_entry(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		     struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = ii->ino;
@@ -45,18 +51,21 @@ static int do_lookup(struct czfs_daemon *dm, fuse_ino_t parent,
 		     const char *name, struct fuse_entry_param *e)
 {
 	struct czfs_inode_info dir, ii;
+	struct czfs_minode *mi;
 	uint64_t ino;
 	unsigned type;
 	int err;
 
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_inode_read(&dm->fs->tree, parent, &dir);
+	err = read_inode(dm, parent, &dir);
 	if (!err && !S_ISDIR(dir.mode))
 		err = -ENOTDIR;
-	if (!err)
-		err = czfs_dir_lookup(dm->fs, parent, name, strlen(name), &ino, &type);
 	if (!err) {
-		err = czfs_inode_read(&dm->fs->tree, ino, &ii);
+		pthread_rwlock_rdlock(&dm->fs->lock);
+		err = czfs_dir_lookup(dm->fs, parent, name, strlen(name), &ino, &type);
+		pthread_rwlock_unlock(&dm->fs->lock);
+	}
+	if (!err) {
+		err = czfs_mi_get(dm, ino, false, &mi);
 		if (err == -ENOENT) {
 			czfs_err("directory %llu: entry '%s' names missing inode %llu",
 				 (unsigned long long)parent, name,
@@ -64,17 +73,21 @@ static int do_lookup(struct czfs_daemon *dm, fuse_ino_t parent,
 			err = -EFSCORRUPTED;
 		}
 	}
-	pthread_rwlock_unlock(&dm->fs->lock);
-	if (!err)
-		fill_entry(dm, &ii, e);
-	return err;
+	if (err)
+		return err;
+	czfs_mi_attr(mi, &ii);
+	czfs_fill_entry(dm, &ii, e);
+	czfs_mi_lookup(dm, mi, 1);	/* the reply gives the kernel one */
+	czfs_mi_put(dm, mi);
+	return 0;
 }
 
 static void czfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct czfs_daemon *dm = req_daemon(req);
 	struct fuse_entry_param e;
-	int err = do_lookup(dm, parent, name, &e);
+	int err = strlen(name) > CZFS_NAME_MAX ? -ENAMETOOLONG :
+		  do_lookup(dm, parent, name, &e);
 
 	if (err == -ENOENT) {
 		/* A negative entry lets the kernel cache the miss. */
@@ -86,6 +99,20 @@ static void czfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	} else {
 		fuse_reply_entry(req, &e);
 	}
+}
+
+static void czfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	czfs_mi_forget(req_daemon(req), ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void czfs_forget_multi(fuse_req_t req, size_t count,
+			      struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		czfs_mi_forget(req_daemon(req), forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
 }
 
 static void czfs_getattr(fuse_req_t req, fuse_ino_t ino,
@@ -145,18 +172,21 @@ static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct czfs_daemon *dm = req_daemon(req);
 	const struct czfs_cp_info *cp = &dm->fs->cp;
-	struct statvfs sv = {
-		.f_bsize = CZFS_BLOCK_SIZE,
-		.f_frsize = CZFS_BLOCK_SIZE,
-		.f_blocks = cp->max_blocks,
-		.f_bfree = cp->max_blocks - cp->used_blocks,
-		.f_bavail = cp->max_blocks - cp->used_blocks,
-		.f_files = cp->inode_count + (CZFS_MAX_INO - cp->next_ino),
-		.f_ffree = CZFS_MAX_INO - cp->next_ino,
-		.f_favail = CZFS_MAX_INO - cp->next_ino,
-		.f_namemax = CZFS_NAME_MAX,
-	};
+	uint64_t max = cp->max_blocks, used = cp->used_blocks, avail;
+	struct statvfs sv = { 0 };
 
+	if (!dm->opts.ro) {		/* the live map, less what writes hold */
+		max = dm->fs->smap.max_blocks;
+		used = MIN(max, dm->fs->smap.used + atomic_load(&dm->reserved_blocks));
+	}
+	avail = dm->opts.ro ? max - used : czfs_space_free(dm);
+	sv.f_bsize = sv.f_frsize = CZFS_BLOCK_SIZE;
+	sv.f_blocks = max;
+	sv.f_bfree = max - used;
+	sv.f_bavail = avail;
+	sv.f_files = cp->inode_count + (CZFS_MAX_INO - cp->next_ino);
+	sv.f_ffree = sv.f_favail = CZFS_MAX_INO - cp->next_ino;
+	sv.f_namemax = CZFS_NAME_MAX;
 	fuse_reply_statfs(req, &sv);
 }
 
@@ -164,12 +194,12 @@ static int do_getxattr(struct czfs_daemon *dm, fuse_ino_t ino,
 		       const char *name, void *buf, size_t size)
 {
 	struct czfs_inode_info ii;
-	int ret;
+	int ret = read_inode(dm, ino, &ii);
 
+	if (ret)
+		return ret;
 	pthread_rwlock_rdlock(&dm->fs->lock);
-	ret = czfs_inode_read(&dm->fs->tree, ino, &ii);
-	if (!ret)
-		ret = czfs_xattr_get(dm->fs, ino, name, buf, size);
+	ret = czfs_xattr_get(dm->fs, ino, name, buf, size);
 	pthread_rwlock_unlock(&dm->fs->lock);
 	return ret;
 }
@@ -223,11 +253,12 @@ static void czfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	ret = czfs_inode_read(&dm->fs->tree, ino, &ii);
-	if (!ret)
+	ret = read_inode(dm, ino, &ii);
+	if (!ret) {
+		pthread_rwlock_rdlock(&dm->fs->lock);
 		ret = czfs_xattr_list(dm->fs, ino, buf, size);
-	pthread_rwlock_unlock(&dm->fs->lock);
+		pthread_rwlock_unlock(&dm->fs->lock);
+	}
 	if (ret < 0)
 		fuse_reply_err(req, czfs_reply_errno(ret));
 	else if (!size)
@@ -237,15 +268,55 @@ static void czfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	free(buf);
 }
 
+/* set (value != NULL) or remove an xattr, and touch ctime. */
+static int do_xattr_change(struct czfs_daemon *dm, fuse_ino_t ino,
+			   const char *name, const char *value, size_t size,
+			   int flags)
+{
+	struct czfs_minode *mi;
+	int64_t delta = 0;
+	int err;
+
+	if (dm->opts.ro)
+		return -EROFS;
+	if (!strcmp(name, CZFS_STATS_XATTR))
+		return -EPERM;
+	err = czfs_mi_get(dm, ino, false, &mi);
+	if (err)
+		return err;
+	pthread_rwlock_wrlock(&dm->fs->lock);
+	err = czfs_fs_begin(dm->fs);
+	if (!err && value)
+		err = czfs_xattr_set(dm->fs, ino, name, value, size, flags, &delta);
+	else if (!err)
+		err = czfs_xattr_remove(dm->fs, ino, name, &delta);
+	if (!err) {
+		pthread_mutex_lock(&mi->lock);
+		mi->ii.blocks = (uint64_t)MAX((int64_t)mi->ii.blocks + delta, 0);
+		clock_gettime(CLOCK_REALTIME, &mi->ii.ctime);
+		err = czfs_inode_store(dm->fs, &mi->ii);
+		pthread_mutex_unlock(&mi->lock);
+	}
+	pthread_rwlock_unlock(&dm->fs->lock);
+	czfs_flusher_note_change(dm);
+	czfs_mi_put(dm, mi);
+	return err;
+}
+
 static void czfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			  const char *value, size_t size, int flags)
 {
-	fuse_reply_err(req, EROFS);
+	int err = do_xattr_change(req_daemon(req), ino, name, value ? value : "",
+				  size, flags);
+
+	fuse_reply_err(req, czfs_reply_errno(err));
 }
 
 static void czfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	fuse_reply_err(req, EROFS);
+	int err = do_xattr_change(req_daemon(req), ino, name, NULL, 0, 0);
+
+	fuse_reply_err(req, czfs_reply_errno(err));
 }
 
 /* Permission bits are checked by the kernel (default_permissions). */
@@ -253,12 +324,14 @@ static void czfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
 	struct czfs_daemon *dm = req_daemon(req);
 
-	fuse_reply_err(req, (mask & W_OK) && !dm->opts.rw ? EROFS : 0);
+	fuse_reply_err(req, (mask & W_OK) && dm->opts.ro ? EROFS : 0);
 }
 
 void czfs_ops_inode(struct fuse_lowlevel_ops *ops)
 {
 	ops->lookup = czfs_lookup;
+	ops->forget = czfs_forget;
+	ops->forget_multi = czfs_forget_multi;
 	ops->getattr = czfs_getattr;
 	ops->readlink = czfs_readlink;
 	ops->statfs = czfs_statfs;

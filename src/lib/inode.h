@@ -65,6 +65,8 @@ int czfs_inode_create(struct czfs_fs *fs, struct czfs_inode_info *ii);
 int czfs_inode_destroy(struct czfs_fs *fs, uint64_t ino);
 int czfs_orphan_add(struct czfs_fs *fs, uint64_t ino);
 int czfs_orphan_del(struct czfs_fs *fs, uint64_t ino);
+/* Destroy every orphan (after a crash; mount and fsck do it): *count. */
+int czfs_orphans_reap(struct czfs_fs *fs, unsigned *count);
 int czfs_items_delete(struct czfs_fs *fs, const struct czfs_key *first,
 		      const struct czfs_key *last, uint64_t *freed);
 int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,

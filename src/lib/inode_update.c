@@ -141,3 +141,43 @@ int czfs_orphan_del(struct czfs_fs *fs, uint64_t ino)
 
 	return err == -ENOENT ? 0 : err;
 }
+
+#define REAP_BATCH	64
+
+struct reap_ctx {
+	uint64_t inos[REAP_BATCH];
+	unsigned n;
+};
+
+static int collect_orphan(void *arg, const struct czfs_key *key,
+			  const void *val, unsigned size)
+{
+	struct reap_ctx *rc = arg;
+
+	rc->inos[rc->n++] = key->offset;
+	return rc->n == REAP_BATCH;
+}
+
+int czfs_orphans_reap(struct czfs_fs *fs, unsigned *count)
+{
+	struct czfs_key first = { CZFS_ORPHAN_OBJECTID, CZFS_ITEM_ORPHAN, 0 };
+	struct czfs_key last = { CZFS_ORPHAN_OBJECTID, CZFS_ITEM_ORPHAN,
+				 CZFS_KEY_OFFSET_MASK };
+	struct reap_ctx rc;
+	int err;
+
+	*count = 0;
+	do {
+		rc.n = 0;
+		err = czfs_btree_iterate(&fs->tree, &first, &last, collect_orphan, &rc);
+		for (unsigned i = 0; err >= 0 && i < rc.n; i++) {
+			err = czfs_orphan_del(fs, rc.inos[i]);
+			if (!err)
+				err = czfs_inode_destroy(fs, rc.inos[i]);
+			if (err == -ENOENT)	/* gone already */
+				err = 0;
+			(*count)++;
+		}
+	} while (err >= 0 && rc.n == REAP_BATCH);
+	return err < 0 ? err : 0;
+}

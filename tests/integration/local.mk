@@ -10,7 +10,8 @@ INTEGRATION_TESTS = \
 	tests/integration/bigfile.sh \
 	tests/integration/concurrent.sh \
 	tests/integration/damaged.sh \
-	tests/integration/options.sh
+	tests/integration/options.sh \
+	tests/integration/rw_basic.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
 	tests/integration/mktree.sh
