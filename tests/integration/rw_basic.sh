@@ -57,8 +57,8 @@ check_all() {
 	[ "$(stat -c %h "$M/part.4096")" = 2 ] || fail "$1: hard link count"
 	[ "$(stat -c %i "$M/part.4096")" = "$(stat -c %i "$M/d1/hard")" ] || fail "$1: hard link inode"
 	[ -p "$M/fifo" ] || fail "$1: fifo"
-	[ "$(getfattr --only-values -n user.small "$M/xml")" = value ] || fail "$1: xattr"
-	[ "$(getfattr --only-values -n user.big "$M/rand" | wc -c)" = 5000 ] || fail "$1: big xattr"
+	[ "$(getfattr --absolute-names --only-values -n user.small "$M/xml")" = value ] || fail "$1: xattr"
+	[ "$(getfattr --absolute-names --only-values -n user.big "$M/rand" | wc -c)" = 5000 ] || fail "$1: big xattr"
 	[ "$(stat -c %s "$M/sparse")" = $((100010 * 4096)) ] || fail "$1: sparse size"
 	cmp <(head -c 40960 "$T/c/xml") <(tail -c 40960 "$M/sparse") || fail "$1: sparse data"
 	cmp -n 409600000 /dev/zero "$M/sparse" || fail "$1: sparse hole"
@@ -72,6 +72,13 @@ czfs_umount "$M"
 note "after remounting read-write and read-only"
 czfs_mount "$T/img" "$M"
 check_all "after a remount"
+# overwrites of clusters read back from the image (read-modify-write)
+for off in 3 65530 262144; do
+	for f in "$M/xml.mod" "$T/xml.mod"; do
+		printf 'AGAIN' | dd of="$f" bs=1 seek="$off" conv=notrunc status=none
+	done
+done
+cmp "$T/xml.mod" "$M/xml.mod" || fail "read-modify-write of stored clusters"
 czfs_umount "$M"
 czfs_mount "$T/img" "$M" -o ro
 check_all "read-only"
