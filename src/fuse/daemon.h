@@ -31,6 +31,11 @@ struct czfs_itable;
 struct czfs_minode;
 struct czfs_flusher;
 
+/* Per-file compression chosen by name (f2fs's compress_extension). */
+#define CZFS_MAX_EXTENSIONS	16
+
+enum { CZFS_ATIME_RELATIME, CZFS_ATIME_NOATIME, CZFS_ATIME_STRICT };
+
 struct czfs_mount_opts {
 	char *image;
 	uint64_t cache_size;		/* page pool cap, bytes */
@@ -46,8 +51,12 @@ struct czfs_mount_opts {
 	bool unaligned;			/* cut requests from each run's start */
 	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
 	bool ro;			/* read-only mount */
+	int atime;			/* CZFS_ATIME_* */
 	unsigned commit;		/* seconds between checkpoints */
 	int alg, level;			/* compression of new files, -1 = image's */
+	char *compress_ext[CZFS_MAX_EXTENSIONS];	/* always compress */
+	char *nocompress_ext[CZFS_MAX_EXTENSIONS];	/* never compress */
+	unsigned n_compress_ext, n_nocompress_ext;
 	bool show_help, show_version;
 };
 
@@ -82,6 +91,7 @@ struct czfs_daemon {
 	atomic_ullong reserved_blocks;	/* promised to dirty data */
 	atomic_ullong items_version;	/* bumped by every cluster item change */
 	char *mountpoint;		/* absolute */
+	struct fuse_session *se;	/* for notifications to the kernel */
 	/* Staged pages of all streams, kept under a quarter of the pool so
 	 * that they never starve the cluster cache (staging.c). */
 	atomic_ullong staged_pages;
@@ -97,6 +107,8 @@ struct czfs_daemon {
 
 /* The name of the virtual xattr on the mount root that holds the counters. */
 #define CZFS_STATS_XATTR	"user.czfs.stats"
+/* The virtual xattr that reads and sets a file's compression. */
+#define CZFS_COMPRESS_XATTR	"user.czfs.compress"
 
 /* Format every counter as "name value" lines; returns the length. */
 size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size);

@@ -38,6 +38,9 @@ static const char usage_text[] =
 "                           checkpoint at once\n"
 "    -o compress=ALG[:LEVEL]  compression of new files: lz4, lz4hc, zstd,\n"
 "                           none (default: the image's)\n"
+"    -o compress_extension=EXT, nocompress_extension=EXT  (repeatable) new\n"
+"                           files named *.EXT always / never compressed\n"
+"    -o noatime, relatime (default), strictatime  access time updates\n"
 "    -o cache_size=SIZE     page pool for decompressed clusters (default 256M,\n"
 "                           at least 4M)\n"
 "    -o reserved_pages=N    pages reserved for decompression (default 0;\n"
@@ -63,7 +66,9 @@ static const char usage_text[] =
 
 enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
        KEY_READAHEAD, KEY_MAP,
-       KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM };
+       KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM,
+       KEY_NOATIME, KEY_RELATIME, KEY_STRICTATIME, KEY_COMPRESS_EXT,
+       KEY_NOCOMPRESS_EXT };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -81,6 +86,11 @@ static const struct fuse_opt czfs_opts[] = {
 	FUSE_OPT_KEY("kernel_readahead=", KEY_KERNEL_RA),
 	CZFS_OPT("commit=%u", commit),
 	FUSE_OPT_KEY("compress=", KEY_COMPRESS),
+	FUSE_OPT_KEY("compress_extension=", KEY_COMPRESS_EXT),
+	FUSE_OPT_KEY("nocompress_extension=", KEY_NOCOMPRESS_EXT),
+	FUSE_OPT_KEY("noatime", KEY_NOATIME),
+	FUSE_OPT_KEY("relatime", KEY_RELATIME),
+	FUSE_OPT_KEY("strictatime", KEY_STRICTATIME),
 	FUSE_OPT_KEY("rw", KEY_RW),
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("-h", KEY_HELP),
@@ -98,6 +108,20 @@ static int parse_size_opt(const char *arg, uint64_t *out)
 		fprintf(stderr, "czfs-fuse: bad value in '%s'\n", arg);
 		return -1;
 	}
+	return 0;
+}
+
+/* compress_extension=EXT (repeatable): one more name suffix. */
+static int add_extension(const char *arg, char **list, unsigned *n)
+{
+	const char *ext = strchr(arg, '=') + 1;
+
+	if (!*ext || strlen(ext) > 32 || strchr(ext, '/') || *n == CZFS_MAX_EXTENSIONS) {
+		fprintf(stderr, "czfs-fuse: bad value in '%s' (an extension, at most %d)\n",
+			arg, CZFS_MAX_EXTENSIONS);
+		return -1;
+	}
+	list[(*n)++] = strdup(ext);
 	return 0;
 }
 
@@ -156,6 +180,17 @@ static int opt_proc(void *data, const char *arg, int key,
 			return 0;
 		fprintf(stderr, "czfs-fuse: bad value in '%s' (4k..4M, a multiple of 4k)\n", arg);
 		return -1;
+	case KEY_NOATIME:
+	case KEY_RELATIME:
+	case KEY_STRICTATIME:
+		o->atime = key == KEY_NOATIME ? CZFS_ATIME_NOATIME :
+			   key == KEY_STRICTATIME ? CZFS_ATIME_STRICT :
+			   CZFS_ATIME_RELATIME;
+		return 1;		/* the kernel sees it too */
+	case KEY_COMPRESS_EXT:
+		return add_extension(arg, o->compress_ext, &o->n_compress_ext);
+	case KEY_NOCOMPRESS_EXT:
+		return add_extension(arg, o->nocompress_ext, &o->n_nocompress_ext);
 	case KEY_RW:
 		o->ro = false;
 		return 0;
@@ -308,6 +343,7 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 	se = fuse_session_new(args, &ops, sizeof(ops), dm);
 	if (!se)
 		return 1;
+	dm->se = se;
 	if (fuse_set_signal_handlers(se))
 		goto out_destroy;
 	if (fuse_session_mount(se, cli->mountpoint))
@@ -335,6 +371,8 @@ out_unmount:
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_destroy:
+	czfs_flusher_stop(dm);		/* the last checkpoint, before the session goes */
+	dm->se = NULL;
 	fuse_session_destroy(se);
 	return ret;
 }
@@ -412,6 +450,10 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "czfs-fuse: cannot mount %s\n", dm.opts.image);
 	daemon_teardown(&dm);
 out_args:
+	for (unsigned i = 0; i < dm.opts.n_compress_ext; i++)
+		free(dm.opts.compress_ext[i]);
+	for (unsigned i = 0; i < dm.opts.n_nocompress_ext; i++)
+		free(dm.opts.nocompress_ext[i]);
 	free(dm.opts.image);
 	free(dm.mountpoint);
 	free(cli.mountpoint);

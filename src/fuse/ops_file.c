@@ -164,6 +164,27 @@ static int gather(struct czfs_daemon *dm, struct czfs_open_file *of,
 	return 0;
 }
 
+/* Access time as relatime updates it: when older than the last change or
+ * than a day.  Stored with the next writeback or checkpoint. */
+static void touch_atime(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	struct timespec now;
+	struct czfs_inode_info *ii = &mi->ii;
+
+	if (dm->opts.ro || dm->opts.atime == CZFS_ATIME_NOATIME)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	pthread_mutex_lock(&mi->lock);
+	if (dm->opts.atime == CZFS_ATIME_STRICT ||
+	    ii->atime.tv_sec <= ii->mtime.tv_sec ||
+	    ii->atime.tv_sec <= ii->ctime.tv_sec ||
+	    now.tv_sec - ii->atime.tv_sec >= 24 * 3600) {
+		ii->atime = now;
+		mi->ii_dirty = true;
+	}
+	pthread_mutex_unlock(&mi->lock);
+}
+
 static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
@@ -188,6 +209,7 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	rb->n = rb->niov = 0;
 	czfs_stream_note_read(dm, of->stream, &ii, (uint64_t)off, end);
+	touch_atime(dm, of->mi);
 	/* the pages this read may hold until its reply is sent: its
 	 * clusters, and as much again for their compressed input */
 	admitted = czfs_admit(dm, ((end - 1) / cbytes - (uint64_t)off / cbytes + 1) <<

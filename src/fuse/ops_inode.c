@@ -2,11 +2,13 @@
 /* Inode operations: lookup, getattr, readlink, statfs, xattrs, access. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <sys/statvfs.h>
 
 #include "daemon.h"
+#include "compress.h"
 #include "dir.h"
 #include "fs.h"
 #include "log.h"
@@ -218,6 +220,35 @@ static void reply_stats(fuse_req_t req, size_t size)
 		fuse_reply_buf(req, buf, len);
 }
 
+/* user.czfs.compress: a file's algorithm for new clusters, "none" when
+ * it is not compressed. */
+static int compress_attr(struct czfs_daemon *dm, fuse_ino_t ino, char *buf,
+			 size_t cap)
+{
+	struct czfs_inode_info ii;
+	int err = read_inode(dm, ino, &ii);
+
+	if (err)
+		return err;
+	if (ii.flags & CZFS_INODE_NOCOMPRESS || ii.alg == CZFS_ALG_NONE)
+		return snprintf(buf, cap, "none");
+	if (ii.level)
+		return snprintf(buf, cap, "%s:%d", czfs_alg_name((int)ii.alg), ii.level);
+	return snprintf(buf, cap, "%s", czfs_alg_name((int)ii.alg));
+}
+
+static void reply_small(fuse_req_t req, int len, const char *buf, size_t size)
+{
+	if (len < 0)
+		fuse_reply_err(req, czfs_reply_errno(len));
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)len);
+	else if (size < (size_t)len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, buf, (size_t)len);
+}
+
 static void czfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			  size_t size)
 {
@@ -226,6 +257,13 @@ static void czfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 
 	if (ino == FUSE_ROOT_ID && !strcmp(name, CZFS_STATS_XATTR)) {
 		reply_stats(req, size);
+		return;
+	}
+	if (!strcmp(name, CZFS_COMPRESS_XATTR)) {
+		char small[64];
+
+		reply_small(req, compress_attr(req_daemon(req), ino, small,
+					       sizeof(small)), small, size);
 		return;
 	}
 	if (size && !(buf = malloc(size))) {
@@ -268,6 +306,42 @@ static void czfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	free(buf);
 }
 
+/* Setting user.czfs.compress: "none", or "ALG[:LEVEL]" (forced). */
+static int set_compress(struct czfs_daemon *dm, fuse_ino_t ino,
+			const char *value, size_t size)
+{
+	char spec[64];
+	enum czfs_alg alg;
+	int level, err;
+	struct czfs_minode *mi;
+
+	if (!value || size >= sizeof(spec))
+		return value ? -EINVAL : -EPERM;
+	memcpy(spec, value, size);
+	spec[size] = '\0';
+	err = czfs_alg_parse(spec, &alg, &level);
+	if (err)
+		return -EINVAL;
+	err = czfs_mi_get(dm, ino, false, &mi);
+	if (err)
+		return err;
+	pthread_mutex_lock(&mi->lock);
+	if (!S_ISREG(mi->ii.mode) && !S_ISDIR(mi->ii.mode)) {
+		err = -EINVAL;
+	} else if (alg == CZFS_ALG_NONE) {
+		mi->ii.flags = (mi->ii.flags & ~CZFS_INODE_COMPRESS) | CZFS_INODE_NOCOMPRESS;
+	} else {
+		mi->ii.alg = alg;
+		mi->ii.level = level;
+		mi->ii.flags = (mi->ii.flags & ~CZFS_INODE_NOCOMPRESS) | CZFS_INODE_COMPRESS;
+	}
+	pthread_mutex_unlock(&mi->lock);
+	if (!err)
+		err = czfs_mi_store(dm, mi);
+	czfs_mi_put(dm, mi);
+	return err;
+}
+
 /* set (value != NULL) or remove an xattr, and touch ctime. */
 static int do_xattr_change(struct czfs_daemon *dm, fuse_ino_t ino,
 			   const char *name, const char *value, size_t size,
@@ -281,6 +355,8 @@ static int do_xattr_change(struct czfs_daemon *dm, fuse_ino_t ino,
 		return -EROFS;
 	if (!strcmp(name, CZFS_STATS_XATTR))
 		return -EPERM;
+	if (!strcmp(name, CZFS_COMPRESS_XATTR))
+		return set_compress(dm, ino, value, size);
 	err = czfs_mi_get(dm, ino, false, &mi);
 	if (err)
 		return err;

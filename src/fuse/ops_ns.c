@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <sys/sysmacros.h>
 
 #include "bdev.h"
@@ -144,9 +145,19 @@ static int reply_entry(struct czfs_daemon *dm, uint64_t ino,
 
 /* ---- new inodes ------------------------------------------------------------ */
 
+static bool has_extension(const char *name, char *const *list, unsigned n)
+{
+	const char *dot = strrchr(name, '.');
+
+	for (unsigned i = 0; dot && i < n; i++)
+		if (!strcasecmp(dot + 1, list[i]))
+			return true;
+	return false;
+}
+
 static void new_inode(struct czfs_daemon *dm, fuse_req_t req,
-		      const struct czfs_inode_info *parent, mode_t mode,
-		      dev_t rdev, struct czfs_inode_info *ii)
+		      const struct czfs_inode_info *parent, const char *name,
+		      mode_t mode, dev_t rdev, struct czfs_inode_info *ii)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	const struct czfs_sb_info *sb = &dm->fs->sb;
@@ -167,6 +178,11 @@ static void new_inode(struct czfs_daemon *dm, fuse_req_t req,
 	ii->alg = dm->opts.alg >= 0 ? (unsigned)dm->opts.alg : sb->default_alg;
 	ii->level = dm->opts.alg >= 0 ? dm->opts.level : sb->default_level;
 	ii->cluster_shift = sb->cluster_shift;
+	/* f2fs semantics: nocompress_extension wins over compress_extension */
+	if (has_extension(name, dm->opts.nocompress_ext, dm->opts.n_nocompress_ext))
+		ii->flags |= CZFS_INODE_NOCOMPRESS;
+	else if (has_extension(name, dm->opts.compress_ext, dm->opts.n_compress_ext))
+		ii->flags |= CZFS_INODE_COMPRESS;
 	touch(&ii->mtime);
 	ii->atime = ii->ctime = ii->btime = ii->mtime;
 }
@@ -226,7 +242,7 @@ static int make_node(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t parent,
 	if (!err && czfs_space_free(dm) < 4)
 		err = -ENOSPC;
 	if (!err) {
-		new_inode(dm, req, &p->ii, mode, rdev, &ii);
+		new_inode(dm, req, &p->ii, name, mode, rdev, &ii);
 		err = czfs_inode_create(dm->fs, &ii);
 	}
 	if (!err && target)

@@ -197,6 +197,20 @@ out_temp:
 	return err;
 }
 
+/*
+ * As btrfs does: a file whose first cluster, written whole, did not
+ * compress is probably not compressible; later clusters are stored raw
+ * without trying, unless compression is forced (CZFS_INODE_COMPRESS).
+ */
+static bool first_does_not_compress(const struct czfs_inode_info *ii,
+				    const struct wb_item *ws, unsigned n)
+{
+	return n && ws[0].e->idx == 0 && ws[0].ci.kind == CZFS_CLUSTER_RAW &&
+	       ii->cluster_shift > 0 && ii->alg != CZFS_ALG_NONE &&
+	       ws[0].ci.ulen == czfs_inode_cluster_bytes(ii) &&
+	       !(ii->flags & (CZFS_INODE_COMPRESS | CZFS_INODE_NOCOMPRESS));
+}
+
 /* Point the file at the new clusters and store its inode. */
 static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 		   struct wb_item *ws, unsigned n)
@@ -214,6 +228,8 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 	atomic_fetch_add(&dm->items_version, 1);
 	pthread_mutex_lock(&mi->lock);
 	mi->ii.blocks = (uint64_t)MAX((int64_t)mi->ii.blocks + delta, 0);
+	if (!err && first_does_not_compress(&mi->ii, ws, n))
+		mi->ii.flags |= CZFS_INODE_NOCOMPRESS;
 	if (!err && !mi->unlinked) {
 		err = czfs_inode_store(fs, &mi->ii);
 		mi->ii_dirty = err != 0;
@@ -287,6 +303,9 @@ int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi)
 		err = wb_encode(dm, &ii, &ws[i]);
 	if (!err)
 		err = wb_link(dm, mi, ws, n);
+	/* the block count changed: the kernel's cached attributes are stale */
+	if (!err && dm->se)
+		fuse_lowlevel_notify_inval_inode(dm->se, mi->ino, -1, 0);
 	if (err) {
 		for (unsigned i = 0; i < n; i++)	/* written, not linked */
 			if (!ws[i].done && ws[i].ci.blkaddr && ws[i].ci.nblocks)
@@ -309,6 +328,8 @@ static void wb_one(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 	int *first = arg, err;
 
 	err = czfs_writeback_inode(dm, mi);	/* nothing dirty: nothing done */
+	if (!err && mi->ii_dirty && !mi->unlinked)	/* attributes alone (atime) */
+		err = czfs_mi_store(dm, mi);
 	if (err && !*first)
 		*first = err;
 }

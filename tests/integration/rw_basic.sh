@@ -85,6 +85,38 @@ check_all "read-only"
 ! touch "$M/new" 2>/dev/null || fail "read-only mount took a write"
 czfs_umount "$M"
 
+note "compression control: the user.czfs.compress xattr and extensions"
+czfs_mount "$T/img" "$M" -o nocompress_extension=txt,compress=zstd:5
+seq 1 300000 >"$T/text"
+cp "$T/text" "$M/plain.txt"
+cp "$T/text" "$M/packed.dat"
+: >"$M/switched"
+[ "$(getfattr --absolute-names --only-values -n user.czfs.compress "$M/packed.dat")" = zstd:5 ] ||
+	fail "compress= of new files"
+[ "$(getfattr --absolute-names --only-values -n user.czfs.compress "$M/plain.txt")" = none ] ||
+	fail "nocompress_extension"
+setfattr -n user.czfs.compress -v none "$M/switched"
+cp "$T/text" "$M/switched"
+sync "$M/plain.txt" "$M/packed.dat" "$M/switched"	# fsync: written back
+blocks_text=$(( $(stat -c %s "$T/text") / 4096 ))
+[ "$(stat -c %b "$M/plain.txt")" -ge $((blocks_text * 8)) ] || fail "a .txt file was compressed"
+[ "$(stat -c %b "$M/switched")" -ge $((blocks_text * 8)) ] || fail "compress=none was not applied"
+[ "$(stat -c %b "$M/packed.dat")" -lt $((blocks_text * 4)) ] || fail "a .dat file was not compressed"
+! setfattr -n user.czfs.compress -v brotli "$M/switched" 2>/dev/null || fail "bad algorithm accepted"
+cmp "$T/text" "$M/switched" && cmp "$T/text" "$M/plain.txt" && cmp "$T/text" "$M/packed.dat" ||
+	fail "compression control changed data"
+note "relatime: a read after a change updates the access time"
+# (reads the kernel serves from its page cache never reach the daemon:
+# drop it, so that this one does)
+old=$(stat -c %X "$M/packed.dat")
+sleep 1.1
+sync
+echo 3 >/proc/sys/vm/drop_caches
+cat "$M/packed.dat" >/dev/null
+sleep 1.1			# past the attribute timeout
+[ "$(stat -c %X "$M/packed.dat")" -gt "$old" ] || fail "atime not updated"
+czfs_umount "$M"
+
 note "statfs: writing takes space, deleting gives it back"
 czfs_mount "$T/img" "$M"
 free0=$(stat -f -c %a "$M")
