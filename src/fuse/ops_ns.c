@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/sysmacros.h>
 
+#include "acl.h"
 #include "bdev.h"
 #include "cluster.h"
 #include "compress.h"
@@ -21,6 +22,9 @@
 #include "minode.h"
 #include "util.h"
 #include "writeback.h"
+#include "xattr.h"
+
+#define ACL_MAX		(4 + 8 * CZFS_ACL_MAX_ENTRIES)
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE	(1 << 0)
@@ -219,16 +223,64 @@ static int store_target(struct czfs_daemon *dm, struct czfs_inode_info *ii,
 	return err ?: czfs_inode_store(dm->fs, ii);
 }
 
+/*
+ * Mode and ACLs of a new inode: the parent's default ACL when it has one
+ * (posix_acl_create: no umask then), else the umask.  acl/acl_len: the
+ * access ACL to store, if any.
+ */
+static int inherit_acl(struct czfs_daemon *dm, fuse_req_t req, uint64_t parent,
+		       struct czfs_inode_info *ii, uint8_t *dflt, int *dlen,
+		       uint8_t *acl, size_t *acl_len)
+{
+	mode_t mode = ii->mode & 07777;
+	int err;
+
+	*acl_len = 0;
+	*dlen = S_ISLNK(ii->mode) ? -ENODATA :
+		czfs_xattr_get(dm->fs, parent, CZFS_ACL_DEFAULT, dflt, ACL_MAX);
+	if (*dlen == -ENODATA) {
+		if (!S_ISLNK(ii->mode))
+			mode &= ~fuse_req_ctx(req)->umask;
+	} else if (*dlen < 0) {
+		return *dlen;
+	} else {
+		err = czfs_acl_inherit(dflt, (size_t)*dlen, &mode, acl, ACL_MAX, acl_len);
+		if (err)
+			return err == -EINVAL ? -EFSCORRUPTED : err;
+	}
+	ii->mode = (ii->mode & S_IFMT) | mode;
+	return 0;
+}
+
+/* Store the inherited ACLs of a new inode (its default, for directories). */
+static int store_acls(struct czfs_daemon *dm, struct czfs_inode_info *ii,
+		      const uint8_t *dflt, int dlen, const uint8_t *acl,
+		      size_t acl_len)
+{
+	int64_t delta = 0;
+	int err = 0;
+
+	if (acl_len)
+		err = czfs_xattr_set(dm->fs, ii->ino, CZFS_ACL_ACCESS, acl, acl_len,
+				     0, &delta);
+	if (!err && dlen > 0 && S_ISDIR(ii->mode))
+		err = czfs_xattr_set(dm->fs, ii->ino, CZFS_ACL_DEFAULT, dflt,
+				     (size_t)dlen, 0, &delta);
+	ii->blocks += (uint64_t)MAX(delta, 0);
+	return err;
+}
+
 static int make_node(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t parent,
 		     const char *name, mode_t mode, dev_t rdev,
 		     const char *target, uint64_t *ino)
 {
-	size_t len = strlen(name), tlen = target ? strlen(target) : 0;
+	size_t len = strlen(name), tlen = target ? strlen(target) : 0, acl_len;
+	uint8_t dflt[ACL_MAX], acl[ACL_MAX];
 	struct czfs_inode_info ii;
 	struct czfs_minode *p;
 	struct held h = { .n = 0 };
 	unsigned type;
-	int err;
+	int err, dlen;
 
 	if (len > CZFS_NAME_MAX)
 		return -ENAMETOOLONG;
@@ -243,8 +295,13 @@ static int make_node(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t parent,
 		err = -ENOSPC;
 	if (!err) {
 		new_inode(dm, req, &p->ii, name, mode, rdev, &ii);
-		err = czfs_inode_create(dm->fs, &ii);
+		err = inherit_acl(dm, req, parent, &ii, dflt, &dlen, acl, &acl_len);
 	}
+	if (!err)
+		err = czfs_inode_create(dm->fs, &ii);
+	if (!err && (acl_len || (dlen > 0 && S_ISDIR(ii.mode))))
+		err = store_acls(dm, &ii, dflt, dlen, acl, acl_len) ?:
+		      czfs_inode_store(dm->fs, &ii);
 	if (!err && target)
 		err = store_target(dm, &ii, target, tlen);
 	if (!err)
