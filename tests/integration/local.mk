@@ -16,3 +16,4 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
 	tests/integration/mktree.sh
 
 include tests/integration/mkfs.mk
+include tests/integration/rw.mk
