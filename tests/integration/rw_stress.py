@@ -171,11 +171,12 @@ def known_sums():
 
 
 def check_prefix(stream, got):
-    """GOT must be the first len(GOT) bytes of the record stream."""
+    """GOT must be the first len(GOT) bytes of the record stream (a
+    bytearray, grown in place: the log gets long)."""
     while len(stream[0]) < len(got):
         stream[0] += record(stream[1])
         stream[1] += 1
-    if stream[0][:len(got)] != got:
+    if memoryview(stream[0])[:len(got)] != got:
         i = next(i for i in range(len(got)) if stream[0][i] != got[i])
         die(f"shared.log differs from the record stream at byte {i}")
 
@@ -203,7 +204,7 @@ def read_done(sums):
 
 
 def reader():
-    stream, sums, end = [b"", 0], {}, time.time() + SECONDS
+    stream, sums, end = [bytearray(), 0], {}, time.time() + SECONDS
     nlog = nfiles = 0
     while time.time() < end:
         if rnd.randrange(2):
