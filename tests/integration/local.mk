@@ -17,3 +17,4 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
 	tests/integration/mktree.sh
 
 include tests/integration/mkfs.mk
+include tests/integration/rw.mk
