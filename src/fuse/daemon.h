@@ -152,6 +152,8 @@ void czfs_ops_inode(struct fuse_lowlevel_ops *ops);
 void czfs_ops_dir(struct fuse_lowlevel_ops *ops);
 void czfs_ops_file(struct fuse_lowlevel_ops *ops);
 void czfs_ops_write(struct fuse_lowlevel_ops *ops);
+/* open(O_TRUNC) of an existing file: size 0, mtime and ctime now. */
+int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi);
 void czfs_ops_ns(struct fuse_lowlevel_ops *ops);
 
 /* Open a file create() just made (ops_file.c). */

@@ -36,10 +36,15 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	if (err)
 		return err;
 	czfs_mi_attr(mi, &ii);
-	if (!S_ISREG(ii.mode)) {
+	if (!S_ISREG(ii.mode))
+		err = S_ISDIR(ii.mode) ? -EISDIR : -EINVAL;
+	else if (fi->flags & O_TRUNC)	/* FUSE_CAP_ATOMIC_O_TRUNC */
+		err = czfs_truncate_open(dm, mi);
+	if (err) {
 		czfs_mi_put(dm, mi);
-		return S_ISDIR(ii.mode) ? -EISDIR : -EINVAL;
+		return err;
 	}
+	czfs_mi_attr(mi, &ii);
 	of = calloc(1, sizeof(*of));
 	if (of)
 		of->stream = czfs_stream_new(&ii);

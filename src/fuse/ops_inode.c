@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <sys/statvfs.h>
 
@@ -170,6 +171,8 @@ static void czfs_readlink(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_readlink(req, buf);
 }
 
+#define INODE_COST	256
+
 static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct czfs_daemon *dm = req_daemon(req);
@@ -186,8 +189,13 @@ static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	sv.f_blocks = max;
 	sv.f_bfree = max - used;
 	sv.f_bavail = avail;
-	sv.f_files = cp->inode_count + (CZFS_MAX_INO - cp->next_ino);
-	sv.f_ffree = sv.f_favail = CZFS_MAX_INO - cp->next_ino;
+	/* Inodes are tree items, not a table: report as many as the image
+	 * could hold if it held nothing else (an inode item and its directory
+	 * entry take about INODE_COST bytes), so that df -i shows use. */
+	sv.f_files = MIN(max * (CZFS_BLOCK_SIZE / INODE_COST),
+			 CZFS_MAX_INO - CZFS_FIRST_INO + 1);
+	sv.f_files = MAX(sv.f_files, cp->inode_count);
+	sv.f_ffree = sv.f_favail = sv.f_files - cp->inode_count;
 	sv.f_namemax = CZFS_NAME_MAX;
 	fuse_reply_statfs(req, &sv);
 }
@@ -280,30 +288,63 @@ static void czfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	free(buf);
 }
 
+/*
+ * Only CAP_SYS_ADMIN sees trusted.* names; the kernel checks get and set
+ * but leaves listing to the filesystem.  Root stands in for the capability.
+ */
+static size_t drop_trusted(char *list, size_t len)
+{
+	static const char prefix[] = "trusted.";
+	size_t in = 0, out = 0;
+
+	while (in < len) {
+		size_t n = strnlen(list + in, len - in) + 1;
+
+		if (strncmp(list + in, prefix, sizeof(prefix) - 1)) {
+			memmove(list + out, list + in, n);
+			out += n;
+		}
+		in += n;
+	}
+	return out;
+}
+
+static int list_xattrs(struct czfs_daemon *dm, fuse_ino_t ino, char **list)
+{
+	int len;
+
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	len = czfs_xattr_list(dm->fs, ino, NULL, 0);
+	if (len > 0) {
+		*list = malloc((size_t)len);
+		len = *list ? czfs_xattr_list(dm->fs, ino, *list, (size_t)len)
+			    : -ENOMEM;
+	}
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return len;
+}
+
 static void czfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_inode_info ii;
-	char *buf = NULL;
+	char *list = NULL;
 	int ret;
 
-	if (size && !(buf = malloc(size))) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
 	ret = read_inode(dm, ino, &ii);
-	if (!ret) {
-		pthread_rwlock_rdlock(&dm->fs->lock);
-		ret = czfs_xattr_list(dm->fs, ino, buf, size);
-		pthread_rwlock_unlock(&dm->fs->lock);
-	}
+	if (!ret)
+		ret = list_xattrs(dm, ino, &list);
+	if (ret > 0 && fuse_req_ctx(req)->uid != 0)
+		ret = (int)drop_trusted(list, (size_t)ret);
 	if (ret < 0)
 		fuse_reply_err(req, czfs_reply_errno(ret));
 	else if (!size)
 		fuse_reply_xattr(req, (size_t)ret);
+	else if ((size_t)ret > size)
+		fuse_reply_err(req, ERANGE);
 	else
-		fuse_reply_buf(req, buf, (size_t)ret);
-	free(buf);
+		fuse_reply_buf(req, list, (size_t)ret);
+	free(list);
 }
 
 /* Setting user.czfs.compress: "none", or "ALG[:LEVEL]" (forced). */

@@ -290,6 +290,19 @@ static int do_truncate(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return 0;
 }
 
+int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	int err = do_truncate(dm, mi, 0);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&mi->lock);
+	now(&mi->ii.ctime);
+	mi->ii.mtime = mi->ii.ctime;
+	pthread_mutex_unlock(&mi->lock);
+	return czfs_mi_store(dm, mi);
+}
+
 /* ---- setattr ------------------------------------------------------------- */
 
 static void set_time(struct timespec *t, const struct timespec *given, bool is_now)
