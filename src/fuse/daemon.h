@@ -207,6 +207,7 @@ int czfs_decode_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 struct czfs_cluster_batch {
 	uint64_t first;
 	unsigned n;
+	unsigned long long version;	/* dm->items_version before the lookup */
 	struct czfs_cluster_info ci[CZFS_BATCH_MAX];
 	uint8_t inl[CZFS_BATCH_MAX][CZFS_INLINE_MAX];
 };
@@ -218,7 +219,8 @@ uint64_t czfs_batch_run_end(const struct czfs_cluster_batch *b, unsigned i);
 int czfs_load_apart(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		    const struct czfs_cluster_info *ci, struct czfs_centry *e);
 
-/* Fill b->ci for b->first, b->n with one walk of the tree: 0 or -errno. */
+/* Fill b->ci for b->first, b->n with one walk of the tree, and b->version:
+ * 0 or -errno. */
 int czfs_lookup_clusters(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 			 struct czfs_cluster_batch *b);
 
