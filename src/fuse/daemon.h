@@ -43,12 +43,13 @@ struct czfs_mount_opts {
 	unsigned workers;		/* prefetch threads, 0 = online CPUs */
 	uint64_t readahead;		/* max prefetch window, bytes */
 	uint64_t kernel_readahead;	/* the mount's bdi readahead, 0 = as is */
-	bool direct_io;			/* O_DIRECT on the image */
+	/* fuse_opt stores an int through the flags it sets (CZFS_OPT) */
+	int direct_io;			/* O_DIRECT on the image */
 	enum czfs_map_mode map;		/* window strategy */
 	bool map_slots;			/* map scattered pages into slots,
 					 * do not copy them through a buffer */
 	uint64_t max_request;		/* backing request size, bytes */
-	bool unaligned;			/* cut requests from each run's start */
+	int unaligned;			/* cut requests from each run's start */
 	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
 	bool ro;			/* read-only mount */
 	int atime;			/* CZFS_ATIME_* */
@@ -92,6 +93,7 @@ struct czfs_daemon {
 	atomic_ullong items_version;	/* bumped by every cluster item change */
 	char *mountpoint;		/* absolute */
 	struct fuse_session *se;	/* for notifications to the kernel */
+	atomic_bool serving;		/* the session loop runs: notify */
 	/* Staged pages of all streams, kept under a quarter of the pool so
 	 * that they never starve the cluster cache (staging.c). */
 	atomic_ullong staged_pages;
@@ -154,6 +156,11 @@ void czfs_ops_file(struct fuse_lowlevel_ops *ops);
 void czfs_ops_write(struct fuse_lowlevel_ops *ops);
 /* open(O_TRUNC) of an existing file: size 0, mtime and ctime now. */
 int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi);
+/* Write size bytes at off into mi's clusters: bytes written (short only on
+ * an error after some were) or -errno. */
+long czfs_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
+		   const void *buf, size_t size, uint64_t off);
+void czfs_ops_copy(struct fuse_lowlevel_ops *ops);
 void czfs_ops_ns(struct fuse_lowlevel_ops *ops);
 
 /* Open a file create() just made (ops_file.c). */

@@ -117,9 +117,10 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return err;
 }
 
-static long do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
-		     const char *buf, size_t size, uint64_t off)
+long czfs_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
+		   const void *data, size_t size, uint64_t off)
 {
+	const char *buf = data;
 	struct czfs_inode_info ii;
 	size_t done = 0;
 	int err = 0;
@@ -153,7 +154,7 @@ static void czfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		       size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
-	long n = do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
+	long n = czfs_do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
 
 	if (n < 0)
 		fuse_reply_err(req, czfs_reply_errno((int)n));
