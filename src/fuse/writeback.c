@@ -123,7 +123,7 @@ static void wb_policy(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 
 	pol->alg = ii->flags & CZFS_INODE_NOCOMPRESS ? CZFS_ALG_NONE : ii->alg;
 	pol->level = ii->level;
-	pol->zero_detect = true;
+	pol->zero_detect = !dm->opts.no_zero_detect;
 	pol->allow_inline = ii->size && idx == (ii->size - 1) / cbytes;
 }
 
