@@ -37,6 +37,7 @@ int czfs_itable_create(struct czfs_itable **out)
 static void mi_free(struct czfs_minode *mi)
 {
 	pthread_mutex_destroy(&mi->lock);
+	pthread_mutex_destroy(&mi->wb_lock);
 	free(mi->dirty);
 	free(mi);
 }
@@ -85,6 +86,7 @@ static int mi_load(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 	}
 	mi->ino = ino;
 	pthread_mutex_init(&mi->lock, NULL);
+	pthread_mutex_init(&mi->wb_lock, NULL);
 	*out = mi;
 	return 0;
 }

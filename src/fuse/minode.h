@@ -25,6 +25,10 @@ struct czfs_itable;
 struct czfs_minode {
 	uint64_t ino;
 	pthread_mutex_t lock;
+	/* held through a writeback of the inode, and by a truncate or hole
+	 * punch while it drops clusters: a writeback that took them before
+	 * cannot link them back afterwards (before lock, fs->lock) */
+	pthread_mutex_t wb_lock;
 	struct czfs_inode_info ii;	/* current attributes */
 	bool ii_dirty;			/* not stored in the tree yet */
 	bool unlinked;			/* nlink 0: destroyed once let go */

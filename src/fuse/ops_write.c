@@ -210,6 +210,7 @@ static int make_holes(struct czfs_daemon *dm, struct czfs_minode *mi,
 
 	if (from >= to)
 		return 0;
+	pthread_mutex_lock(&mi->wb_lock);	/* no writeback in flight */
 	drop_dirty(dm, mi, from, to);
 	pthread_rwlock_wrlock(&fs->lock);
 	err = czfs_fs_begin(fs);
@@ -227,6 +228,7 @@ static int make_holes(struct czfs_daemon *dm, struct czfs_minode *mi,
 	pthread_mutex_unlock(&mi->lock);
 	pthread_rwlock_unlock(&fs->lock);
 	czfs_ccache_invalidate_range(dm->cc, mi->ino, from, to);
+	pthread_mutex_unlock(&mi->wb_lock);
 	return err;
 }
 

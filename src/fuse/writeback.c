@@ -272,7 +272,7 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 	pthread_mutex_unlock(&mi->lock);
 }
 
-int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi)
+static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
 	struct czfs_inode_info ii;
 	struct wb_item *ws;
@@ -319,6 +319,16 @@ out:
 	wb_finish(dm, mi, ws, n, err);
 	free(ws);
 	czfs_mi_put(dm, mi);		/* the hold the dirty list had */
+	return err;
+}
+
+int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	int err;
+
+	pthread_mutex_lock(&mi->wb_lock);
+	err = writeback_locked(dm, mi);
+	pthread_mutex_unlock(&mi->wb_lock);
 	return err;
 }
 
