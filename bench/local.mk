@@ -1,2 +1,2 @@
 EXTRA_DIST += bench/lib.sh bench/ddread
-EXTRA_DIST += bench/reserved bench/requests
+EXTRA_DIST += bench/reserved bench/requests bench/fuzz

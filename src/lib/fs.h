@@ -22,6 +22,8 @@ struct czfs_inode_info;
 #define CZFS_OPEN_RDONLY	0x01	/* no writes to the image */
 #define CZFS_OPEN_DIRECT	0x02	/* O_DIRECT on the image */
 #define CZFS_OPEN_NOSMAP	0x04	/* do not load the space map (ro only) */
+#define CZFS_OPEN_EXCL		0x08	/* exclusive lock even when read-only
+					 * (fsck: no mount may share it) */
 
 struct czfs_fs_opts {
 	unsigned flags;			/* CZFS_OPEN_* */
@@ -41,7 +43,10 @@ struct czfs_fs {
 };
 
 /*
- * Open the image at path.  Checks, in order, each failure with a log line:
+ * Open the image at path.  The image file is locked first (flock, without
+ * waiting): shared for a read-only open, exclusive for a writable one or
+ * with CZFS_OPEN_EXCL; -EBUSY when another open holds a conflicting lock.
+ * Then checks, in order, each failure with a log line:
  * superblock (czfs_super_decode), image size (a file shorter than the
  * checkpoint's image_blocks is truncated: -EFSCORRUPTED), checkpoint,
  * root node, space map, root inode is a directory.  Returns 0, the errors
