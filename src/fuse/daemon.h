@@ -27,6 +27,14 @@ struct czfs_ccache;
 struct czfs_codec;
 struct czfs_prefetch;
 struct czfs_stream;
+struct czfs_itable;
+struct czfs_minode;
+struct czfs_flusher;
+
+/* Per-file compression chosen by name (f2fs's compress_extension). */
+#define CZFS_MAX_EXTENSIONS	16
+
+enum { CZFS_ATIME_RELATIME, CZFS_ATIME_NOATIME, CZFS_ATIME_STRICT };
 
 struct czfs_mount_opts {
 	char *image;
@@ -42,7 +50,13 @@ struct czfs_mount_opts {
 	uint64_t max_request;		/* backing request size, bytes */
 	bool unaligned;			/* cut requests from each run's start */
 	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
-	bool rw;			/* read-write was asked for */
+	bool ro;			/* read-only mount */
+	int atime;			/* CZFS_ATIME_* */
+	unsigned commit;		/* seconds between checkpoints */
+	int alg, level;			/* compression of new files, -1 = image's */
+	char *compress_ext[CZFS_MAX_EXTENSIONS];	/* always compress */
+	char *nocompress_ext[CZFS_MAX_EXTENSIONS];	/* never compress */
+	unsigned n_compress_ext, n_nocompress_ext;
 	bool show_help, show_version;
 };
 
@@ -69,10 +83,15 @@ struct czfs_daemon {
 	struct czfs_ccache *cc;
 	struct czfs_prefetch *pf;
 	struct czfs_wincache *wc;
+	struct czfs_itable *it;		/* in-memory inodes */
+	struct czfs_flusher *fl;	/* writeback and checkpoints */
 	struct czfs_iobatch_opts io;
 	struct czfs_mount_opts opts;
 	double attr_timeout;		/* long while read-only */
+	atomic_ullong reserved_blocks;	/* promised to dirty data */
+	atomic_ullong items_version;	/* bumped by every cluster item change */
 	char *mountpoint;		/* absolute */
+	struct fuse_session *se;	/* for notifications to the kernel */
 	/* Staged pages of all streams, kept under a quarter of the pool so
 	 * that they never starve the cluster cache (staging.c). */
 	atomic_ullong staged_pages;
@@ -88,13 +107,15 @@ struct czfs_daemon {
 
 /* The name of the virtual xattr on the mount root that holds the counters. */
 #define CZFS_STATS_XATTR	"user.czfs.stats"
+/* The virtual xattr that reads and sets a file's compression. */
+#define CZFS_COMPRESS_XATTR	"user.czfs.compress"
 
 /* Format every counter as "name value" lines; returns the length. */
 size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size);
 
 /* An open regular file. */
 struct czfs_open_file {
-	struct czfs_inode_info ii;	/* as of open (read-only mount) */
+	struct czfs_minode *mi;
 	struct czfs_stream *stream;	/* its prefetch state */
 };
 
@@ -130,6 +151,18 @@ int czfs_reply_errno(int err);
 void czfs_ops_inode(struct fuse_lowlevel_ops *ops);
 void czfs_ops_dir(struct fuse_lowlevel_ops *ops);
 void czfs_ops_file(struct fuse_lowlevel_ops *ops);
+void czfs_ops_write(struct fuse_lowlevel_ops *ops);
+/* open(O_TRUNC) of an existing file: size 0, mtime and ctime now. */
+int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi);
+void czfs_ops_ns(struct fuse_lowlevel_ops *ops);
+
+/* Open a file create() just made (ops_file.c). */
+int czfs_open_created(struct czfs_daemon *dm, uint64_t ino,
+		      struct fuse_file_info *fi);
+
+/* Attributes a reply carries (entry and attr timeouts from the mount). */
+void czfs_fill_entry(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		     struct fuse_entry_param *e);
 
 /* ---- the read path (readpath.c) ----------------------------------------- */
 
@@ -214,7 +247,8 @@ void czfs_stream_close(struct czfs_daemon *dm, struct czfs_stream *s);
  * fallen behind its window.
  */
 void czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
-			   uint64_t off, uint64_t end);
+			   const struct czfs_inode_info *ii, uint64_t off,
+			   uint64_t end);
 /* Is the stream's reader sequential (its readahead window open)? */
 bool czfs_stream_sequential(struct czfs_stream *s);
 struct czfs_staging *czfs_stream_staging(struct czfs_stream *s);

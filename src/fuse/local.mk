@@ -10,7 +10,11 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/bdi.c \
 	src/fuse/ops_inode.c \
 	src/fuse/ops_dir.c \
-	src/fuse/ops_file.c
+	src/fuse/ops_file.c \
+	src/fuse/ops_write.c \
+	src/fuse/ops_ns.c \
+	src/fuse/minode.c src/fuse/minode.h \
+	src/fuse/writeback.c src/fuse/writeback.h
 src_fuse_czfs_fuse_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 src_fuse_czfs_fuse_LDADD = $(CZFS_LIBS) $(FUSE_LIBS)
 

@@ -10,17 +10,22 @@
 #include <unistd.h>
 
 #include "ccache.h"
+#include "compress.h"
 #include "daemon.h"
 #include "fs.h"
 #include "log.h"
+#include "minode.h"
 #include "pagepool.h"
 #include "util.h"
+#include "writeback.h"
 
 #define DEFAULT_CACHE_SIZE	(256ull << 20)
 #define DEFAULT_READAHEAD	(4ull << 20)
 #define DEFAULT_MAX_REQUEST	(512u << 10)
 #define MIN_CACHE_SIZE		(4ull << 20)
 #define RO_TIMEOUT		86400.0	/* an image mounted ro never changes */
+#define RW_TIMEOUT		1.0
+#define DEFAULT_COMMIT		5	/* seconds between checkpoints */
 
 static const char usage_text[] =
 "usage: czfs-fuse IMAGE MOUNTPOINT [options]\n"
@@ -28,7 +33,14 @@ static const char usage_text[] =
 "Mount the czfs image IMAGE on MOUNTPOINT.\n"
 "\n"
 "czfs options:\n"
-"    -o ro                  mount read-only (the only mode of this version)\n"
+"    -o ro                  mount read-only (default: read-write)\n"
+"    -o commit=SECONDS      checkpoint interval (default 5); fsync and unmount\n"
+"                           checkpoint at once\n"
+"    -o compress=ALG[:LEVEL]  compression of new files: lz4, lz4hc, zstd,\n"
+"                           none (default: the image's)\n"
+"    -o compress_extension=EXT, nocompress_extension=EXT  (repeatable) new\n"
+"                           files named *.EXT always / never compressed\n"
+"    -o noatime, relatime (default), strictatime  access time updates\n"
 "    -o cache_size=SIZE     page pool for decompressed clusters (default 256M,\n"
 "                           at least 4M)\n"
 "    -o reserved_pages=N    pages reserved for decompression (default 0;\n"
@@ -52,8 +64,11 @@ static const char usage_text[] =
 "    -V, --version          print the version\n"
 "\n";
 
-enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_CACHE, KEY_READAHEAD, KEY_MAP,
-       KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM };
+enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
+       KEY_READAHEAD, KEY_MAP,
+       KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM,
+       KEY_NOATIME, KEY_RELATIME, KEY_STRICTATIME, KEY_COMPRESS_EXT,
+       KEY_NOCOMPRESS_EXT };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -69,8 +84,15 @@ static const struct fuse_opt czfs_opts[] = {
 	FUSE_OPT_KEY("cache_size=", KEY_CACHE),
 	FUSE_OPT_KEY("readahead=", KEY_READAHEAD),
 	FUSE_OPT_KEY("kernel_readahead=", KEY_KERNEL_RA),
+	CZFS_OPT("commit=%u", commit),
+	FUSE_OPT_KEY("compress=", KEY_COMPRESS),
+	FUSE_OPT_KEY("compress_extension=", KEY_COMPRESS_EXT),
+	FUSE_OPT_KEY("nocompress_extension=", KEY_NOCOMPRESS_EXT),
+	FUSE_OPT_KEY("noatime", KEY_NOATIME),
+	FUSE_OPT_KEY("relatime", KEY_RELATIME),
+	FUSE_OPT_KEY("strictatime", KEY_STRICTATIME),
 	FUSE_OPT_KEY("rw", KEY_RW),
-	FUSE_OPT_KEY("ro", FUSE_OPT_KEY_KEEP),
+	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -86,6 +108,20 @@ static int parse_size_opt(const char *arg, uint64_t *out)
 		fprintf(stderr, "czfs-fuse: bad value in '%s'\n", arg);
 		return -1;
 	}
+	return 0;
+}
+
+/* compress_extension=EXT (repeatable): one more name suffix. */
+static int add_extension(const char *arg, char **list, unsigned *n)
+{
+	const char *ext = strchr(arg, '=') + 1;
+
+	if (!*ext || strlen(ext) > 32 || strchr(ext, '/') || *n == CZFS_MAX_EXTENSIONS) {
+		fprintf(stderr, "czfs-fuse: bad value in '%s' (an extension, at most %d)\n",
+			arg, CZFS_MAX_EXTENSIONS);
+		return -1;
+	}
+	list[(*n)++] = strdup(ext);
 	return 0;
 }
 
@@ -144,9 +180,35 @@ static int opt_proc(void *data, const char *arg, int key,
 			return 0;
 		fprintf(stderr, "czfs-fuse: bad value in '%s' (4k..4M, a multiple of 4k)\n", arg);
 		return -1;
+	case KEY_NOATIME:
+	case KEY_RELATIME:
+	case KEY_STRICTATIME:
+		o->atime = key == KEY_NOATIME ? CZFS_ATIME_NOATIME :
+			   key == KEY_STRICTATIME ? CZFS_ATIME_STRICT :
+			   CZFS_ATIME_RELATIME;
+		return 1;		/* the kernel sees it too */
+	case KEY_COMPRESS_EXT:
+		return add_extension(arg, o->compress_ext, &o->n_compress_ext);
+	case KEY_NOCOMPRESS_EXT:
+		return add_extension(arg, o->nocompress_ext, &o->n_nocompress_ext);
 	case KEY_RW:
-		o->rw = true;
+		o->ro = false;
 		return 0;
+	case KEY_RO:
+		o->ro = true;
+		return 0;
+	case KEY_COMPRESS: {
+		enum czfs_alg alg;
+		int level;
+
+		if (czfs_alg_parse(strchr(arg, '=') + 1, &alg, &level)) {
+			fprintf(stderr, "czfs-fuse: bad value in '%s'\n", arg);
+			return -1;
+		}
+		o->alg = (int)alg;
+		o->level = level;
+		return 0;
+	}
 	case KEY_HELP:
 		o->show_help = true;
 		return 0;
@@ -168,6 +230,11 @@ static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	/* The kernel enforces POSIX ACLs (stored as system.posix_acl_*
+	 * xattrs) and keeps modes in step; new inodes inherit default ACLs
+	 * here, so the umask comes to us (DONT_MASK) to apply only without. */
+	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK))
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
 			FUSE_CAP_SPLICE_MOVE);
 }
@@ -177,15 +244,40 @@ static void log_syslog(enum czfs_log_level level, const char *msg)
 	syslog((int)level, "%s", msg);
 }
 
+/* A writable mount finishes what a crash left (orphans) and commits. */
+static int mount_rw(struct czfs_daemon *dm)
+{
+	struct czfs_fs *fs = dm->fs;
+	unsigned orphans;
+	int err;
+
+	err = czfs_fs_begin(fs);
+	if (!err)
+		err = czfs_orphans_reap(fs, &orphans);
+	if (!err && orphans)
+		czfs_info("%u orphan inode(s) removed", orphans);
+	fs->cp.mount_count++;
+	fs->cp.flags &= ~CZFS_CP_CLEAN_UMOUNT;
+	if (!err)
+		err = czfs_fs_commit(fs);
+	if (err)
+		czfs_err("cannot mount read-write: %s", strerror(-err));
+	return err;
+}
+
 static int daemon_setup(struct czfs_daemon *dm)
 {
 	struct czfs_fs_opts fo = {
-		.flags = CZFS_OPEN_RDONLY | CZFS_OPEN_NOSMAP |
+		.flags = (dm->opts.ro ? CZFS_OPEN_RDONLY | CZFS_OPEN_NOSMAP : 0) |
 			 (dm->opts.direct_io ? CZFS_OPEN_DIRECT : 0),
 	};
 	int err;
 
 	err = czfs_fs_open(dm->opts.image, &fo, &dm->fs);
+	if (!err && !dm->opts.ro)
+		err = mount_rw(dm);
+	if (!err)
+		err = czfs_itable_create(&dm->it);
 	if (err)
 		return err;
 	err = czfs_pool_create(dm->opts.cache_size, dm->opts.reserved_pages,
@@ -220,14 +312,18 @@ static int daemon_start_threads(struct czfs_daemon *dm)
 
 	err = czfs_prefetch_start(dm, dm->opts.workers ? dm->opts.workers :
 				  (unsigned)MAX(cpus, 1));
+	if (!err && !dm->opts.ro)
+		err = czfs_flusher_start(dm);
 	if (err)
-		czfs_err("cannot start prefetch threads: %s", strerror(-err));
+		czfs_err("cannot start threads: %s", strerror(-err));
 	return err;
 }
 
 static void daemon_teardown(struct czfs_daemon *dm)
 {
 	czfs_prefetch_stop(dm);
+	czfs_flusher_stop(dm);		/* the last checkpoint */
+	czfs_itable_destroy(dm->it);
 	czfs_wincache_destroy(dm->wc);
 	czfs_ccache_destroy(dm->cc);
 	czfs_pool_destroy(dm->pool);
@@ -245,9 +341,14 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 	czfs_ops_inode(&ops);
 	czfs_ops_dir(&ops);
 	czfs_ops_file(&ops);
+	if (!dm->opts.ro) {
+		czfs_ops_write(&ops);
+		czfs_ops_ns(&ops);
+	}
 	se = fuse_session_new(args, &ops, sizeof(ops), dm);
 	if (!se)
 		return 1;
+	dm->se = se;
 	if (fuse_set_signal_handlers(se))
 		goto out_destroy;
 	if (fuse_session_mount(se, cli->mountpoint))
@@ -275,12 +376,14 @@ out_unmount:
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_destroy:
+	czfs_flusher_stop(dm);		/* the last checkpoint, before the session goes */
+	dm->se = NULL;
 	fuse_session_destroy(se);
 	return ret;
 }
 
-/* Mount options every czfs mount gets; ro until the write path exists. */
-static int add_mount_opts(struct fuse_args *args, const char *image)
+/* Mount options every czfs mount gets: the kernel checks permissions. */
+static int add_mount_opts(struct fuse_args *args, const char *image, bool ro)
 {
 	char *opts = NULL, *fsname;
 	int err;
@@ -288,7 +391,8 @@ static int add_mount_opts(struct fuse_args *args, const char *image)
 	if (asprintf(&fsname, "fsname=%s", image) < 0)
 		return -1;
 	/* libfuse splits -o values on commas: the path is escaped. */
-	err = fuse_opt_add_opt(&opts, "subtype=czfs,default_permissions,ro") ||
+	err = fuse_opt_add_opt(&opts, ro ? "subtype=czfs,default_permissions,ro" :
+			       "subtype=czfs,default_permissions") ||
 	      fuse_opt_add_opt_escaped(&opts, fsname) ||
 	      fuse_opt_add_arg(args, "-o") || fuse_opt_add_arg(args, opts);
 	free(fsname);
@@ -305,8 +409,9 @@ int main(int argc, char *argv[])
 			  .readahead = DEFAULT_READAHEAD,
 			  .kernel_readahead = 1u << 20,
 			  .map = CZFS_MAP_VM_MAP_RAM,
-			  .max_request = DEFAULT_MAX_REQUEST },
-		.attr_timeout = RO_TIMEOUT,
+			  .max_request = DEFAULT_MAX_REQUEST,
+			  .commit = DEFAULT_COMMIT,
+			  .alg = -1 },
 	};
 	int ret = 1;
 
@@ -334,12 +439,12 @@ int main(int argc, char *argv[])
 		fputs(usage_text, stderr);
 		goto out_args;
 	}
-	if (dm.opts.rw) {
-		fprintf(stderr, "czfs-fuse: read-write mounts are not supported "
-			"by this version; mount with -o ro\n");
+	if (!dm.opts.commit) {
+		fputs("czfs-fuse: bad value in 'commit=0' (at least 1)\n", stderr);
 		goto out_args;
 	}
-	if (add_mount_opts(&args, dm.opts.image))
+	dm.attr_timeout = dm.opts.ro ? RO_TIMEOUT : RW_TIMEOUT;
+	if (add_mount_opts(&args, dm.opts.image, dm.opts.ro))
 		goto out_args;
 	/* A FUSE read holds its clusters: keep reads well inside the pool. */
 	dm.opts.kernel_readahead = MIN(dm.opts.kernel_readahead,
@@ -350,6 +455,10 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "czfs-fuse: cannot mount %s\n", dm.opts.image);
 	daemon_teardown(&dm);
 out_args:
+	for (unsigned i = 0; i < dm.opts.n_compress_ext; i++)
+		free(dm.opts.compress_ext[i]);
+	for (unsigned i = 0; i < dm.opts.n_nocompress_ext; i++)
+		free(dm.opts.nocompress_ext[i]);
 	free(dm.opts.image);
 	free(dm.mountpoint);
 	free(cli.mountpoint);

@@ -9,6 +9,7 @@
 #include "dir.h"
 #include "fs.h"
 #include "log.h"
+#include "minode.h"
 #include "util.h"
 
 struct rd_ctx {
@@ -18,6 +19,7 @@ struct rd_ctx {
 	size_t size, pos;
 	bool plus;
 	int err;
+	struct czfs_minode *unused;	/* put once fs->lock is dropped */
 };
 
 /* Add one entry; returns 1 when the buffer is full. */
@@ -27,16 +29,16 @@ static int rd_add(struct rd_ctx *rc, const char *name, uint64_t ino,
 	struct fuse_entry_param e = { 0 };
 	size_t need;
 
+	struct czfs_minode *mi = NULL;
+
 	if (rc->plus && strcmp(name, ".") && strcmp(name, "..")) {
 		struct czfs_inode_info ii;
 
-		rc->err = czfs_inode_read(&rc->dm->fs->tree, ino, &ii);
+		rc->err = czfs_mi_get(rc->dm, ino, true, &mi);
 		if (rc->err)
 			return 1;
-		e.ino = ino;
-		e.generation = ii.generation;
-		czfs_inode_to_stat(&ii, &e.attr);
-		e.attr_timeout = e.entry_timeout = rc->dm->attr_timeout;
+		czfs_mi_attr(mi, &ii);
+		czfs_fill_entry(rc->dm, &ii, &e);
 	} else {
 		e.attr.st_ino = ino;
 		e.attr.st_mode = dtype << 12;
@@ -49,9 +51,16 @@ static int rd_add(struct rd_ctx *rc, const char *name, uint64_t ino,
 		need = fuse_add_direntry(rc->req, rc->buf + rc->pos,
 					 rc->size - rc->pos, name, &e.attr,
 					 (off_t)next);
-	if (need > rc->size - rc->pos)
+	if (need > rc->size - rc->pos) {
+		rc->unused = mi;	/* not sent: no reference for the kernel */
 		return 1;
+	}
 	rc->pos += need;
+	if (mi) {
+		/* the kernel holds the entry now: this put cannot free it */
+		czfs_mi_lookup(rc->dm, mi, 1);
+		czfs_mi_put(rc->dm, mi);
+	}
 	return 0;
 }
 
@@ -100,6 +109,8 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 	pthread_rwlock_rdlock(&rc.dm->fs->lock);
 	err = do_readdir(&rc, ino, off);
 	pthread_rwlock_unlock(&rc.dm->fs->lock);
+	if (rc.unused)
+		czfs_mi_put(rc.dm, rc.unused);
 	/* Entries already added are valid even if a later one failed. */
 	if (err && !rc.pos)
 		fuse_reply_err(req, czfs_reply_errno(err));
@@ -126,8 +137,8 @@ static void czfs_opendir(fuse_req_t req, fuse_ino_t ino,
 	struct czfs_daemon *dm = req_daemon(req);
 
 	/* An unchanging directory: let the kernel cache its listing. */
-	fi->cache_readdir = !dm->opts.rw;
-	fi->keep_cache = !dm->opts.rw;
+	fi->cache_readdir = dm->opts.ro;
+	fi->keep_cache = dm->opts.ro;
 	fuse_reply_open(req, fi);
 }
 

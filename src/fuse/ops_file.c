@@ -14,6 +14,7 @@
 #include "ccache.h"
 #include "daemon.h"
 #include "fs.h"
+#include "minode.h"
 #include "pagepool.h"
 #include "util.h"
 
@@ -25,27 +26,47 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 		   struct fuse_file_info *fi)
 {
 	struct czfs_open_file *of;
+	struct czfs_inode_info ii;
+	struct czfs_minode *mi;
 	int err;
 
-	if ((fi->flags & O_ACCMODE) != O_RDONLY && !dm->opts.rw)
+	if ((fi->flags & O_ACCMODE) != O_RDONLY && dm->opts.ro)
 		return -EROFS;
-	of = calloc(1, sizeof(*of));
-	if (!of)
-		return -ENOMEM;
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_inode_read(&dm->fs->tree, ino, &of->ii);
-	pthread_rwlock_unlock(&dm->fs->lock);
-	if (!err && !S_ISREG(of->ii.mode))
-		err = S_ISDIR(of->ii.mode) ? -EISDIR : -EINVAL;
-	if (!err && !(of->stream = czfs_stream_new(&of->ii)))
-		err = -ENOMEM;
+	err = czfs_mi_get(dm, ino, false, &mi);
+	if (err)
+		return err;
+	czfs_mi_attr(mi, &ii);
+	if (!S_ISREG(ii.mode))
+		err = S_ISDIR(ii.mode) ? -EISDIR : -EINVAL;
+	else if (fi->flags & O_TRUNC)	/* FUSE_CAP_ATOMIC_O_TRUNC */
+		err = czfs_truncate_open(dm, mi);
 	if (err) {
-		free(of);
+		czfs_mi_put(dm, mi);
 		return err;
 	}
+	czfs_mi_attr(mi, &ii);
+	of = calloc(1, sizeof(*of));
+	if (of)
+		of->stream = czfs_stream_new(&ii);
+	if (!of || !of->stream) {
+		free(of);
+		czfs_mi_put(dm, mi);
+		return -ENOMEM;
+	}
+	czfs_mi_open(dm, mi);
+	czfs_mi_put(dm, mi);		/* the open holds it now */
+	of->mi = mi;
 	fi->fh = (uintptr_t)of;
-	fi->keep_cache = !dm->opts.rw;
+	/* Every change goes through this daemon and the kernel's page cache
+	 * stays coherent with it: the cache is kept across opens. */
+	fi->keep_cache = 1;
 	return 0;
+}
+
+int czfs_open_created(struct czfs_daemon *dm, uint64_t ino,
+		      struct fuse_file_info *fi)
+{
+	return do_open(dm, ino, fi);
 }
 
 static void czfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -54,7 +75,6 @@ static void czfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	czfs_set_kernel_readahead(req_daemon(req));
 	err = do_open(req_daemon(req), ino, fi);
-
 	if (err)
 		fuse_reply_err(req, czfs_reply_errno(err));
 	else
@@ -64,9 +84,11 @@ static void czfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void czfs_release(fuse_req_t req, fuse_ino_t ino,
 			 struct fuse_file_info *fi)
 {
+	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
 
-	czfs_stream_close(req_daemon(req), of->stream);
+	czfs_stream_close(dm, of->stream);
+	czfs_mi_close(dm, of->mi);
 	free(of);
 	fuse_reply_err(req, 0);
 }
@@ -92,38 +114,80 @@ void czfs_admit_release(struct czfs_daemon *dm, uint64_t n)
 
 struct read_batch {
 	struct czfs_centry *ent[MAX_READ_CLUSTERS];
-	struct iovec iov[MAX_READ_CLUSTERS];
 	unsigned n;
+	struct iovec iov[2 * MAX_READ_CLUSTERS];
+	unsigned niov;
 };
 
-static int gather(struct czfs_daemon *dm, struct czfs_open_file *of,
-		  uint64_t off, uint64_t end, struct read_batch *rb)
+static void add_iov(struct read_batch *rb, const void *base, uint64_t len)
 {
-	uint64_t cbytes = czfs_inode_cluster_bytes(&of->ii);
+	if (len)
+		rb->iov[rb->niov++] = (struct iovec){ (void *)base, len };
+}
+
+/*
+ * The part [in, in + want) of cluster e: what it holds, then zeros up to
+ * the end (a hole, or a cluster the file has grown past since it was read).
+ */
+static void add_cluster(struct czfs_daemon *dm, struct read_batch *rb,
+			const struct czfs_centry *e, uint64_t in, uint64_t want)
+{
+	uint64_t have = 0;
+
+	if (e->page != CZFS_NO_PAGE && e->len > in)
+		have = MIN(want, e->len - in);
+	if (have)
+		add_iov(rb, (char *)czfs_pool_addr(dm->pool, e->page) + in, have);
+	add_iov(rb, zero_cluster, want - have);
+}
+
+static int gather(struct czfs_daemon *dm, struct czfs_open_file *of,
+		  const struct czfs_inode_info *ii, uint64_t off, uint64_t end,
+		  struct read_batch *rb)
+{
+	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
 	uint64_t first = off / cbytes, last = (end - 1) / cbytes;
 
 	if (last - first + 1 > MAX_READ_CLUSTERS)
 		return -EINVAL;
 	for (uint64_t idx = first; idx <= last;) {
 		unsigned n = (unsigned)MIN(last - idx + 1, CZFS_BATCH_MAX);
-		int err = czfs_read_clusters(dm, &of->ii, of->stream, idx, n,
+		int err = czfs_read_clusters(dm, ii, of->stream, idx, n,
 					     rb->ent + rb->n);
 
 		if (err)
 			return err;
 		for (unsigned i = 0; i < n; i++, rb->n++) {
-			struct czfs_centry *e = rb->ent[rb->n];
-			uint64_t start = e->idx * cbytes, pos = MAX(off, start);
-			size_t in = pos - start;
+			uint64_t start = rb->ent[rb->n]->idx * cbytes;
+			uint64_t pos = MAX(off, start);
 
-			rb->iov[rb->n].iov_len = MIN(end - pos, e->len - MIN(in, e->len));
-			rb->iov[rb->n].iov_base = e->page == CZFS_NO_PAGE ?
-				(void *)(zero_cluster + in) :
-				(char *)czfs_pool_addr(dm->pool, e->page) + in;
+			add_cluster(dm, rb, rb->ent[rb->n], pos - start,
+				    MIN(end, start + cbytes) - pos);
 		}
 		idx += n;
 	}
 	return 0;
+}
+
+/* Access time as relatime updates it: when older than the last change or
+ * than a day.  Stored with the next writeback or checkpoint. */
+static void touch_atime(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	struct timespec now;
+	struct czfs_inode_info *ii = &mi->ii;
+
+	if (dm->opts.ro || dm->opts.atime == CZFS_ATIME_NOATIME)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	pthread_mutex_lock(&mi->lock);
+	if (dm->opts.atime == CZFS_ATIME_STRICT ||
+	    ii->atime.tv_sec <= ii->mtime.tv_sec ||
+	    ii->atime.tv_sec <= ii->ctime.tv_sec ||
+	    now.tv_sec - ii->atime.tv_sec >= 24 * 3600) {
+		ii->atime = now;
+		mi->ii_dirty = true;
+	}
+	pthread_mutex_unlock(&mi->lock);
 }
 
 static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -131,12 +195,15 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
-	uint64_t end = MIN((uint64_t)off + size, of->ii.size);
-	uint64_t cbytes = czfs_inode_cluster_bytes(&of->ii), admitted;
+	struct czfs_inode_info ii;
+	uint64_t end, cbytes, admitted;
 	struct read_batch *rb;
 	int err;
 
-	if ((uint64_t)off >= of->ii.size) {
+	czfs_mi_attr(of->mi, &ii);
+	end = MIN((uint64_t)off + size, ii.size);
+	cbytes = czfs_inode_cluster_bytes(&ii);
+	if ((uint64_t)off >= ii.size) {
 		fuse_reply_buf(req, NULL, 0);
 		return;
 	}
@@ -145,17 +212,18 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	rb->n = 0;
-	czfs_stream_note_read(dm, of->stream, (uint64_t)off, end);
+	rb->n = rb->niov = 0;
+	czfs_stream_note_read(dm, of->stream, &ii, (uint64_t)off, end);
+	touch_atime(dm, of->mi);
 	/* the pages this read may hold until its reply is sent: its
 	 * clusters, and as much again for their compressed input */
 	admitted = czfs_admit(dm, ((end - 1) / cbytes - (uint64_t)off / cbytes + 1) <<
-			      (of->ii.cluster_shift + 1));
-	err = gather(dm, of, (uint64_t)off, end, rb);
+			      (ii.cluster_shift + 1));
+	err = gather(dm, of, &ii, (uint64_t)off, end, rb);
 	if (err)
 		fuse_reply_err(req, czfs_reply_errno(err));
 	else
-		fuse_reply_iov(req, rb->iov, (int)rb->n);
+		fuse_reply_iov(req, rb->iov, (int)rb->niov);
 	atomic_fetch_add(&dm->st.read_reqs, 1);
 	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - (uint64_t)off);
 	/* After the reply the file may be released: of is not touched.

@@ -2,13 +2,19 @@
 /* Inode operations: lookup, getattr, readlink, statfs, xattrs, access. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <sys/statvfs.h>
 
 #include "daemon.h"
+#include "compress.h"
 #include "dir.h"
 #include "fs.h"
 #include "log.h"
+#include "minode.h"
+#include "writeback.h"
 #include "util.h"
 #include "xattr.h"
 
@@ -19,19 +25,22 @@ int czfs_reply_errno(int err)
 	return err == EFSCORRUPTED ? EIO : err;
 }
 
+/* Current attributes: the in-memory inode's (it may be dirty). */
 static int read_inode(struct czfs_daemon *dm, uint64_t ino,
 		      struct czfs_inode_info *ii)
 {
-	int err;
+	struct czfs_minode *mi;
+	int err = czfs_mi_get(dm, ino, false, &mi);
 
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_inode_read(&dm->fs->tree, ino, ii);
-	pthread_rwlock_unlock(&dm->fs->lock);
-	return err;
+	if (err)
+		return err;
+	czfs_mi_attr(mi, ii);
+	czfs_mi_put(dm, mi);
+	return 0;
 }
 
-static void fill_entry(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		       struct fuse_entry_param *e)
+void czfs_fill_entry(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		     struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = ii->ino;
@@ -45,18 +54,21 @@ static int do_lookup(struct czfs_daemon *dm, fuse_ino_t parent,
 		     const char *name, struct fuse_entry_param *e)
 {
 	struct czfs_inode_info dir, ii;
+	struct czfs_minode *mi;
 	uint64_t ino;
 	unsigned type;
 	int err;
 
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_inode_read(&dm->fs->tree, parent, &dir);
+	err = read_inode(dm, parent, &dir);
 	if (!err && !S_ISDIR(dir.mode))
 		err = -ENOTDIR;
-	if (!err)
-		err = czfs_dir_lookup(dm->fs, parent, name, strlen(name), &ino, &type);
 	if (!err) {
-		err = czfs_inode_read(&dm->fs->tree, ino, &ii);
+		pthread_rwlock_rdlock(&dm->fs->lock);
+		err = czfs_dir_lookup(dm->fs, parent, name, strlen(name), &ino, &type);
+		pthread_rwlock_unlock(&dm->fs->lock);
+	}
+	if (!err) {
+		err = czfs_mi_get(dm, ino, false, &mi);
 		if (err == -ENOENT) {
 			czfs_err("directory %llu: entry '%s' names missing inode %llu",
 				 (unsigned long long)parent, name,
@@ -64,17 +76,21 @@ static int do_lookup(struct czfs_daemon *dm, fuse_ino_t parent,
 			err = -EFSCORRUPTED;
 		}
 	}
-	pthread_rwlock_unlock(&dm->fs->lock);
-	if (!err)
-		fill_entry(dm, &ii, e);
-	return err;
+	if (err)
+		return err;
+	czfs_mi_attr(mi, &ii);
+	czfs_fill_entry(dm, &ii, e);
+	czfs_mi_lookup(dm, mi, 1);	/* the reply gives the kernel one */
+	czfs_mi_put(dm, mi);
+	return 0;
 }
 
 static void czfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct czfs_daemon *dm = req_daemon(req);
 	struct fuse_entry_param e;
-	int err = do_lookup(dm, parent, name, &e);
+	int err = strlen(name) > CZFS_NAME_MAX ? -ENAMETOOLONG :
+		  do_lookup(dm, parent, name, &e);
 
 	if (err == -ENOENT) {
 		/* A negative entry lets the kernel cache the miss. */
@@ -86,6 +102,20 @@ static void czfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	} else {
 		fuse_reply_entry(req, &e);
 	}
+}
+
+static void czfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	czfs_mi_forget(req_daemon(req), ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void czfs_forget_multi(fuse_req_t req, size_t count,
+			      struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		czfs_mi_forget(req_daemon(req), forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
 }
 
 static void czfs_getattr(fuse_req_t req, fuse_ino_t ino,
@@ -141,22 +171,32 @@ static void czfs_readlink(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_readlink(req, buf);
 }
 
+#define INODE_COST	256
+
 static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct czfs_daemon *dm = req_daemon(req);
 	const struct czfs_cp_info *cp = &dm->fs->cp;
-	struct statvfs sv = {
-		.f_bsize = CZFS_BLOCK_SIZE,
-		.f_frsize = CZFS_BLOCK_SIZE,
-		.f_blocks = cp->max_blocks,
-		.f_bfree = cp->max_blocks - cp->used_blocks,
-		.f_bavail = cp->max_blocks - cp->used_blocks,
-		.f_files = cp->inode_count + (CZFS_MAX_INO - cp->next_ino),
-		.f_ffree = CZFS_MAX_INO - cp->next_ino,
-		.f_favail = CZFS_MAX_INO - cp->next_ino,
-		.f_namemax = CZFS_NAME_MAX,
-	};
+	uint64_t max = cp->max_blocks, used = cp->used_blocks, avail;
+	struct statvfs sv = { 0 };
 
+	if (!dm->opts.ro) {		/* the live map, less what writes hold */
+		max = dm->fs->smap.max_blocks;
+		used = MIN(max, dm->fs->smap.used + atomic_load(&dm->reserved_blocks));
+	}
+	avail = dm->opts.ro ? max - used : czfs_space_free(dm);
+	sv.f_bsize = sv.f_frsize = CZFS_BLOCK_SIZE;
+	sv.f_blocks = max;
+	sv.f_bfree = max - used;
+	sv.f_bavail = avail;
+	/* Inodes are tree items, not a table: report as many as the image
+	 * could hold if it held nothing else (an inode item and its directory
+	 * entry take about INODE_COST bytes), so that df -i shows use. */
+	sv.f_files = MIN(max * (CZFS_BLOCK_SIZE / INODE_COST),
+			 CZFS_MAX_INO - CZFS_FIRST_INO + 1);
+	sv.f_files = MAX(sv.f_files, cp->inode_count);
+	sv.f_ffree = sv.f_favail = sv.f_files - cp->inode_count;
+	sv.f_namemax = CZFS_NAME_MAX;
 	fuse_reply_statfs(req, &sv);
 }
 
@@ -164,12 +204,12 @@ static int do_getxattr(struct czfs_daemon *dm, fuse_ino_t ino,
 		       const char *name, void *buf, size_t size)
 {
 	struct czfs_inode_info ii;
-	int ret;
+	int ret = read_inode(dm, ino, &ii);
 
+	if (ret)
+		return ret;
 	pthread_rwlock_rdlock(&dm->fs->lock);
-	ret = czfs_inode_read(&dm->fs->tree, ino, &ii);
-	if (!ret)
-		ret = czfs_xattr_get(dm->fs, ino, name, buf, size);
+	ret = czfs_xattr_get(dm->fs, ino, name, buf, size);
 	pthread_rwlock_unlock(&dm->fs->lock);
 	return ret;
 }
@@ -188,6 +228,35 @@ static void reply_stats(fuse_req_t req, size_t size)
 		fuse_reply_buf(req, buf, len);
 }
 
+/* user.czfs.compress: a file's algorithm for new clusters, "none" when
+ * it is not compressed. */
+static int compress_attr(struct czfs_daemon *dm, fuse_ino_t ino, char *buf,
+			 size_t cap)
+{
+	struct czfs_inode_info ii;
+	int err = read_inode(dm, ino, &ii);
+
+	if (err)
+		return err;
+	if (ii.flags & CZFS_INODE_NOCOMPRESS || ii.alg == CZFS_ALG_NONE)
+		return snprintf(buf, cap, "none");
+	if (ii.level)
+		return snprintf(buf, cap, "%s:%d", czfs_alg_name((int)ii.alg), ii.level);
+	return snprintf(buf, cap, "%s", czfs_alg_name((int)ii.alg));
+}
+
+static void reply_small(fuse_req_t req, int len, const char *buf, size_t size)
+{
+	if (len < 0)
+		fuse_reply_err(req, czfs_reply_errno(len));
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)len);
+	else if (size < (size_t)len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, buf, (size_t)len);
+}
+
 static void czfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			  size_t size)
 {
@@ -196,6 +265,13 @@ static void czfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 
 	if (ino == FUSE_ROOT_ID && !strcmp(name, CZFS_STATS_XATTR)) {
 		reply_stats(req, size);
+		return;
+	}
+	if (!strcmp(name, CZFS_COMPRESS_XATTR)) {
+		char small[64];
+
+		reply_small(req, compress_attr(req_daemon(req), ino, small,
+					       sizeof(small)), small, size);
 		return;
 	}
 	if (size && !(buf = malloc(size))) {
@@ -212,40 +288,152 @@ static void czfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	free(buf);
 }
 
+/*
+ * Only CAP_SYS_ADMIN sees trusted.* names; the kernel checks get and set
+ * but leaves listing to the filesystem.  Root stands in for the capability.
+ */
+static size_t drop_trusted(char *list, size_t len)
+{
+	static const char prefix[] = "trusted.";
+	size_t in = 0, out = 0;
+
+	while (in < len) {
+		size_t n = strnlen(list + in, len - in) + 1;
+
+		if (strncmp(list + in, prefix, sizeof(prefix) - 1)) {
+			memmove(list + out, list + in, n);
+			out += n;
+		}
+		in += n;
+	}
+	return out;
+}
+
+static int list_xattrs(struct czfs_daemon *dm, fuse_ino_t ino, char **list)
+{
+	int len;
+
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	len = czfs_xattr_list(dm->fs, ino, NULL, 0);
+	if (len > 0) {
+		*list = malloc((size_t)len);
+		len = *list ? czfs_xattr_list(dm->fs, ino, *list, (size_t)len)
+			    : -ENOMEM;
+	}
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return len;
+}
+
 static void czfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_inode_info ii;
-	char *buf = NULL;
+	char *list = NULL;
 	int ret;
 
-	if (size && !(buf = malloc(size))) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	ret = czfs_inode_read(&dm->fs->tree, ino, &ii);
+	ret = read_inode(dm, ino, &ii);
 	if (!ret)
-		ret = czfs_xattr_list(dm->fs, ino, buf, size);
-	pthread_rwlock_unlock(&dm->fs->lock);
+		ret = list_xattrs(dm, ino, &list);
+	if (ret > 0 && fuse_req_ctx(req)->uid != 0)
+		ret = (int)drop_trusted(list, (size_t)ret);
 	if (ret < 0)
 		fuse_reply_err(req, czfs_reply_errno(ret));
 	else if (!size)
 		fuse_reply_xattr(req, (size_t)ret);
+	else if ((size_t)ret > size)
+		fuse_reply_err(req, ERANGE);
 	else
-		fuse_reply_buf(req, buf, (size_t)ret);
-	free(buf);
+		fuse_reply_buf(req, list, (size_t)ret);
+	free(list);
+}
+
+/* Setting user.czfs.compress: "none", or "ALG[:LEVEL]" (forced). */
+static int set_compress(struct czfs_daemon *dm, fuse_ino_t ino,
+			const char *value, size_t size)
+{
+	char spec[64];
+	enum czfs_alg alg;
+	int level, err;
+	struct czfs_minode *mi;
+
+	if (!value || size >= sizeof(spec))
+		return value ? -EINVAL : -EPERM;
+	memcpy(spec, value, size);
+	spec[size] = '\0';
+	err = czfs_alg_parse(spec, &alg, &level);
+	if (err)
+		return -EINVAL;
+	err = czfs_mi_get(dm, ino, false, &mi);
+	if (err)
+		return err;
+	pthread_mutex_lock(&mi->lock);
+	if (!S_ISREG(mi->ii.mode) && !S_ISDIR(mi->ii.mode)) {
+		err = -EINVAL;
+	} else if (alg == CZFS_ALG_NONE) {
+		mi->ii.flags = (mi->ii.flags & ~CZFS_INODE_COMPRESS) | CZFS_INODE_NOCOMPRESS;
+	} else {
+		mi->ii.alg = alg;
+		mi->ii.level = level;
+		mi->ii.flags = (mi->ii.flags & ~CZFS_INODE_NOCOMPRESS) | CZFS_INODE_COMPRESS;
+	}
+	pthread_mutex_unlock(&mi->lock);
+	if (!err)
+		err = czfs_mi_store(dm, mi);
+	czfs_mi_put(dm, mi);
+	return err;
+}
+
+/* set (value != NULL) or remove an xattr, and touch ctime. */
+static int do_xattr_change(struct czfs_daemon *dm, fuse_ino_t ino,
+			   const char *name, const char *value, size_t size,
+			   int flags)
+{
+	struct czfs_minode *mi;
+	int64_t delta = 0;
+	int err;
+
+	if (dm->opts.ro)
+		return -EROFS;
+	if (!strcmp(name, CZFS_STATS_XATTR))
+		return -EPERM;
+	if (!strcmp(name, CZFS_COMPRESS_XATTR))
+		return set_compress(dm, ino, value, size);
+	err = czfs_mi_get(dm, ino, false, &mi);
+	if (err)
+		return err;
+	pthread_rwlock_wrlock(&dm->fs->lock);
+	err = czfs_fs_begin(dm->fs);
+	if (!err && value)
+		err = czfs_xattr_set(dm->fs, ino, name, value, size, flags, &delta);
+	else if (!err)
+		err = czfs_xattr_remove(dm->fs, ino, name, &delta);
+	if (!err) {
+		pthread_mutex_lock(&mi->lock);
+		mi->ii.blocks = (uint64_t)MAX((int64_t)mi->ii.blocks + delta, 0);
+		clock_gettime(CLOCK_REALTIME, &mi->ii.ctime);
+		err = czfs_inode_store(dm->fs, &mi->ii);
+		pthread_mutex_unlock(&mi->lock);
+	}
+	pthread_rwlock_unlock(&dm->fs->lock);
+	czfs_flusher_note_change(dm);
+	czfs_mi_put(dm, mi);
+	return err;
 }
 
 static void czfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			  const char *value, size_t size, int flags)
 {
-	fuse_reply_err(req, EROFS);
+	int err = do_xattr_change(req_daemon(req), ino, name, value ? value : "",
+				  size, flags);
+
+	fuse_reply_err(req, czfs_reply_errno(err));
 }
 
 static void czfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	fuse_reply_err(req, EROFS);
+	int err = do_xattr_change(req_daemon(req), ino, name, NULL, 0, 0);
+
+	fuse_reply_err(req, czfs_reply_errno(err));
 }
 
 /* Permission bits are checked by the kernel (default_permissions). */
@@ -253,12 +441,14 @@ static void czfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
 	struct czfs_daemon *dm = req_daemon(req);
 
-	fuse_reply_err(req, (mask & W_OK) && !dm->opts.rw ? EROFS : 0);
+	fuse_reply_err(req, (mask & W_OK) && dm->opts.ro ? EROFS : 0);
 }
 
 void czfs_ops_inode(struct fuse_lowlevel_ops *ops)
 {
 	ops->lookup = czfs_lookup;
+	ops->forget = czfs_forget;
+	ops->forget_multi = czfs_forget_multi;
 	ops->getattr = czfs_getattr;
 	ops->readlink = czfs_readlink;
 	ops->statfs = czfs_statfs;

@@ -219,12 +219,14 @@ void czfs_stream_close(struct czfs_daemon *dm, struct czfs_stream *s)
 }
 
 void czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
-			   uint64_t off, uint64_t end)
+			   const struct czfs_inode_info *ii, uint64_t off,
+			   uint64_t end)
 {
 	uint64_t cbytes = czfs_inode_cluster_bytes(&s->ii);
 	bool queue = false;
 
 	pthread_mutex_lock(&s->lock);
+	s->ii.size = ii->size;		/* the file may have grown or shrunk */
 	/* As the kernel's on-demand readahead: a read at the start or right
 	 * after the previous one is sequential; the window starts at a few
 	 * times the read and doubles. */

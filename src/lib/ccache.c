@@ -216,6 +216,20 @@ int czfs_ccache_alloc_run(struct czfs_ccache *cc, struct czfs_centry *e,
 	return 0;
 }
 
+int czfs_ccache_fill_hole(struct czfs_ccache *cc, struct czfs_centry *e,
+			  unsigned order)
+{
+	struct czfs_centry tmp = { .page = CZFS_NO_PAGE };
+	int err = czfs_ccache_alloc_run(cc, &tmp, order);
+
+	if (err)
+		return err;
+	memset(czfs_pool_addr(cc->pool, tmp.page), 0, (size_t)CZFS_PAGE_SIZE << order);
+	e->order = (uint8_t)order;
+	__atomic_store_n(&e->page, tmp.page, __ATOMIC_RELEASE);
+	return 0;
+}
+
 static void put_locked(struct czfs_ccache *cc, struct czfs_centry *e, bool used)
 {
 	if (--e->refs)
@@ -279,13 +293,19 @@ bool czfs_ccache_contains(struct czfs_ccache *cc, uint64_t ino, uint64_t idx)
 
 void czfs_ccache_invalidate(struct czfs_ccache *cc, uint64_t ino, uint64_t from)
 {
+	czfs_ccache_invalidate_range(cc, ino, from, UINT64_MAX);
+}
+
+void czfs_ccache_invalidate_range(struct czfs_ccache *cc, uint64_t ino,
+				  uint64_t from, uint64_t to)
+{
 	pthread_mutex_lock(&cc->lock);
 	for (uint64_t b = 0; b <= cc->hmask; b++) {
 		struct czfs_centry *e = cc->hash[b], *next;
 
 		for (; e; e = next) {
 			next = e->hnext;
-			if (e->ino != ino || e->idx < from)
+			if (e->ino != ino || e->idx < from || e->idx >= to)
 				continue;
 			hash_del(cc, e);
 			if (!e->refs) {

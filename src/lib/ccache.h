@@ -29,6 +29,10 @@ struct czfs_centry {
 	uint8_t order;			/* run of 2^order pages */
 	uint8_t state;			/* enum czfs_centry_state */
 	uint32_t len;			/* bytes of file data held */
+	/* The writer's: newer than the image (the owner's dirty list holds a
+	 * reference, so it is never evicted), and a count of its writes. */
+	bool dirty;
+	uint32_t wseq;
 	/* private to ccache.c */
 	unsigned refs;
 	bool dead;			/* failed or invalidated: not in the hash */
@@ -75,6 +79,14 @@ int czfs_ccache_get(struct czfs_ccache *cc, uint64_t ino, uint64_t idx,
 int czfs_ccache_alloc_run(struct czfs_ccache *cc, struct czfs_centry *e,
 			  unsigned order);
 
+/*
+ * Give a READY entry without pages (a hole) a zeroed run of 2^order pages,
+ * so that it can be written: the pages are zeroed before readers can see
+ * them.  Returns 0 or -ENOMEM.
+ */
+int czfs_ccache_fill_hole(struct czfs_ccache *cc, struct czfs_centry *e,
+			  unsigned order);
+
 /* The loader is done: err == 0 makes the entry READY, else drops it. */
 void czfs_ccache_loaded(struct czfs_ccache *cc, struct czfs_centry *e, int err);
 
@@ -104,6 +116,9 @@ bool czfs_ccache_contains(struct czfs_ccache *cc, uint64_t ino, uint64_t idx);
 
 /* Drop every entry of ino with idx >= from (referenced ones die on put). */
 void czfs_ccache_invalidate(struct czfs_ccache *cc, uint64_t ino, uint64_t from);
+/* The same for from <= idx < to. */
+void czfs_ccache_invalidate_range(struct czfs_ccache *cc, uint64_t ino,
+				  uint64_t from, uint64_t to);
 
 /* Evict unreferenced entries until n pages were freed (or none is left). */
 unsigned czfs_ccache_shrink(struct czfs_ccache *cc, unsigned n);

@@ -51,6 +51,21 @@ typedef int (*czfs_filldir_fn)(void *ctx, const struct czfs_dirent *de,
 int czfs_dir_iterate(struct czfs_fs *fs, uint64_t dir, uint64_t cookie,
 		     czfs_filldir_fn fn, void *ctx);
 
+/*
+ * Changes, inside a transaction (czfs_fs_begin; fs->lock held exclusive).
+ * They change the entries only: link counts, sizes and times of the
+ * inodes are the caller's.
+ *
+ * czfs_dir_link: add name -> ino; -EEXIST, -ENAMETOOLONG, -EINVAL (empty,
+ * '/' or NUL in it), -ENOSPC.  czfs_dir_unlink: remove name, returning
+ * what it named; -ENOENT.  czfs_dir_is_empty: 1, 0 or -errno.
+ */
+int czfs_dir_link(struct czfs_fs *fs, uint64_t dir, const char *name,
+		  size_t len, uint64_t ino, unsigned type);
+int czfs_dir_unlink(struct czfs_fs *fs, uint64_t dir, const char *name,
+		    size_t len, uint64_t *ino, unsigned *type);
+int czfs_dir_is_empty(struct czfs_fs *fs, uint64_t dir);
+
 #define CZFS_DIR_COOKIE_DOT	1
 #define CZFS_DIR_COOKIE_DOTDOT	2
 #define CZFS_DIR_COOKIE_FIRST	3

@@ -106,6 +106,19 @@ int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
 		      void *dst, unsigned dst_len);
 
 /*
+ * Changes to a file's clusters, inside a transaction (fs->lock held
+ * exclusive).  czfs_cluster_set: cluster idx of ino becomes ci (a hole
+ * deletes the item); the blocks of the old extent are freed, those of the
+ * new one were allocated and written by the caller; *blocks_delta gets the
+ * change of the inode's block count.  czfs_clusters_drop: delete clusters
+ * idx >= from (truncate), freeing their blocks.  0 or -errno.
+ */
+int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
+		     const struct czfs_cluster_info *ci, int64_t *blocks_delta);
+int czfs_clusters_drop(struct czfs_fs *fs, uint64_t ino, uint64_t from,
+		       int64_t *blocks_delta);
+
+/*
  * Simple uncached read of len bytes at off from a file (or symlink target):
  * for fsck --extract, readlink and tests.  Returns bytes read (short at
  * EOF), or -errno.  Takes fs->lock shared itself.

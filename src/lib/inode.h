@@ -43,6 +43,35 @@ int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
 
 void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st);
 
+/*
+ * Changes, inside a transaction (czfs_fs_begin; fs->lock held exclusive).
+ *
+ * czfs_inode_store: write ii as the INODE item of ii->ino.
+ * czfs_inode_create: give ii the next inode number and generation, store
+ *   it, count it; -ENOSPC when numbers ran out.
+ * czfs_inode_destroy: delete every item of ino and free the blocks they
+ *   own (clusters, xattr values); uncount it.
+ * czfs_orphan_add/del: the ORPHAN item of an inode unlinked while open
+ *   (mount and fsck finish destroying it).
+ * czfs_items_delete: delete the items in [first, last], freeing their
+ *   blocks; adds the blocks freed to *freed.
+ * czfs_item_free_blocks: free the blocks one item owns (adds to *freed).
+ * All return 0 or -errno (-ENOSPC, -EFSCORRUPTED, I/O errors).
+ */
+struct czfs_fs;
+struct czfs_key;
+int czfs_inode_store(struct czfs_fs *fs, const struct czfs_inode_info *ii);
+int czfs_inode_create(struct czfs_fs *fs, struct czfs_inode_info *ii);
+int czfs_inode_destroy(struct czfs_fs *fs, uint64_t ino);
+int czfs_orphan_add(struct czfs_fs *fs, uint64_t ino);
+int czfs_orphan_del(struct czfs_fs *fs, uint64_t ino);
+/* Destroy every orphan (after a crash; mount and fsck do it): *count. */
+int czfs_orphans_reap(struct czfs_fs *fs, unsigned *count);
+int czfs_items_delete(struct czfs_fs *fs, const struct czfs_key *first,
+		      const struct czfs_key *last, uint64_t *freed);
+int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
+			  const void *val, unsigned size, uint64_t *freed);
+
 /* Bytes per cluster of this inode. */
 static inline uint32_t czfs_inode_cluster_bytes(const struct czfs_inode_info *ii)
 {

@@ -16,8 +16,11 @@ src_lib_libczfs_a_SOURCES += \
 	src/lib/inode.c src/lib/inode.h \
 	src/lib/dir.c src/lib/dir.h \
 	src/lib/xattr.c src/lib/xattr.h \
+	src/lib/acl.c src/lib/acl.h \
 	src/lib/fs.c src/lib/fs.h \
 	src/lib/commit.c \
+	src/lib/dir_update.c src/lib/inode_update.c \
+	src/lib/cluster_update.c src/lib/xattr_update.c \
 	src/lib/fileread.c
 
 # Daemon-side caches (used by czfs-fuse, tested on their own).

@@ -54,4 +54,17 @@ int czfs_xattr_get(struct czfs_fs *fs, uint64_t ino, const char *name,
  */
 int czfs_xattr_list(struct czfs_fs *fs, uint64_t ino, char *buf, size_t size);
 
+/*
+ * Changes, inside a transaction (fs->lock held exclusive).  flags:
+ * XATTR_CREATE (-EEXIST if set), XATTR_REPLACE (-ENODATA if not).  A value
+ * over CZFS_XATTR_INLINE_MAX goes to blocks of its own, written here.
+ * Errors: -EOPNOTSUPP (namespace), -ERANGE (name too long), -E2BIG (value
+ * over 64 KiB), -ENODATA, -EEXIST, -ENOSPC.  *blocks_delta gets the change
+ * of the inode's block count.
+ */
+int czfs_xattr_set(struct czfs_fs *fs, uint64_t ino, const char *name,
+		   const void *value, size_t size, int flags, int64_t *blocks_delta);
+int czfs_xattr_remove(struct czfs_fs *fs, uint64_t ino, const char *name,
+		      int64_t *blocks_delta);
+
 #endif /* CZFS_XATTR_H */

@@ -1,7 +1,8 @@
 #!/bin/bash
 # fsck.czfs's command line and its exit codes for operational errors
 # (8): bad options, no image, not a czfs image, and an image in use by a
-# mount (czfs-fuse holds a shared lock; fsck needs it exclusive).
+# mount (czfs-fuse locks the image, shared when read-only, exclusive when
+# writable; fsck needs it exclusive, dump shared).
 . "$top_srcdir/tests/integration/lib.sh"
 require_fuse
 FSCK="$top_builddir/fsck/fsck.czfs"
@@ -18,7 +19,7 @@ expect() {
 
 mkdir -p "$T/src/dir"
 echo hello >"$T/src/dir/file"
-"$MKFS" -q -d "$T/src" "$T/img"
+"$MKFS" -q -s 16M -d "$T/src" "$T/img"
 
 expect 0 "Usage: fsck.czfs" "$FSCK" --help
 expect 0 "--extract" "$FSCK" -h
@@ -36,11 +37,30 @@ expect 0 "clean" "$FSCK" -y "$T/img"
 expect 0 "clean" "$FSCK" -p -f "$T/img"
 
 note "an image in use"
+# a writable mount locks the image exclusively: fsck and dump refuse it
 czfs_mount "$T/img" "$T/mnt"
 expect 8 "in use" "$FSCK" "$T/img"
+expect 8 "in use" "$FSCK" -n "$T/img"
 expect 8 "in use" "$FSCK" -y "$T/img"
-# dump only reads: it shares the mount's lock
-expect 0 "inode_count" "$DUMP" -S "$T/img"
-cmp <(echo hello) "$T/mnt/dir/file" || fail "the mount was disturbed"
+expect 8 "in use" "$FSCK" --extract "$T/x" "$T/img"
+[ ! -e "$T/x" ] || fail "fsck --extract wrote a mounted image's tree"
+expect 2 "in use" "$DUMP" -S "$T/img"
+echo more >>"$T/mnt/dir/file"
+cmp <(printf 'hello\nmore\n') "$T/mnt/dir/file" || fail "the mount was disturbed"
 czfs_umount "$T/mnt"
+expect 0 "clean" "$FSCK" -n "$T/img"
+
+# a read-only mount shares its lock: fsck still refuses, dump reads
+czfs_mount "$T/img" "$T/mnt" -o ro
+expect 8 "in use" "$FSCK" -n "$T/img"
+expect 8 "in use" "$FSCK" -y "$T/img"
+expect 0 "inode_count" "$DUMP" -S "$T/img"
+cmp <(printf 'hello\nmore\n') "$T/mnt/dir/file" || fail "the mount was disturbed"
+czfs_umount "$T/mnt"
+
+# while fsck holds the image, the daemon refuses to mount it
+flock -x "$T/img" -c "! timeout 20 '$FUSE' '$T/img' '$T/mnt' -f 2>'$T/m.err'" ||
+	fail "czfs-fuse mounted an image locked exclusively"
+grep -q "in use" "$T/m.err" || fail "mount refusal: $(cat "$T/m.err")"
+! mountpoint -q "$T/mnt" || fail "$T/mnt is mounted"
 expect 0 "clean" "$FSCK" "$T/img"

@@ -27,7 +27,8 @@ expect_error "No such file" "$T/nonexistent" "$T/mnt"
 expect_error "not a czfs image" "$T/junk" "$T/mnt"
 expect_error "bad value" "$T/img" "$T/mnt" -o cache_size=abc
 expect_error "bad value" "$T/img" "$T/mnt" -o readahead=0
-expect_error "read-write" "$T/img" "$T/mnt" -o rw
+expect_error "bad value" "$T/img" "$T/mnt" -o compress=brotli
+expect_error "bad value" "$T/img" "$T/mnt" -o commit=0
 expect_error "invalid argument\|unknown option" "$T/img" "$T/mnt" -o no_such_option
 ! mountpoint -q "$T/mnt" || fail "something got mounted"
 

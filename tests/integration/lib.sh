@@ -3,6 +3,7 @@
 # Every test runs in its own temporary directory; mounts and daemons are
 # torn down by an EXIT trap even when a check fails.  A daemon that exits
 # with an error (a crash, a sanitizer report) fails the test.
+# CZFS_KEEP_TMP=1 keeps the temporary directory (images, daemon logs).
 
 set -euo pipefail
 
@@ -27,7 +28,7 @@ note() {
 
 # Unmount everything we mounted, stop the daemons, check how they ended.
 czfs_cleanup() {
-	local rc=$? i
+	local rc=$? i log
 	for i in "${!CZFS_MOUNTS[@]}"; do
 		czfs_umount_at "$i" || rc=1
 	done
@@ -35,7 +36,18 @@ czfs_cleanup() {
 		mountpoint -q "$i" || continue
 		umount "$i" || umount -l "$i" || rc=1
 	done
-	rm -rf "$T"
+	if [ $rc -ne 0 ]; then		# what the daemons said helps the most
+		for log in "$T"/daemon.*.log; do
+			[ -s "$log" ] || continue
+			echo "# last lines of $(basename "$log"):" >&2
+			tail -n 20 "$log" >&2
+		done
+	fi
+	if [ -n "${CZFS_KEEP_TMP:-}" ]; then
+		echo "# CZFS_KEEP_TMP: kept $T" >&2
+	else
+		rm -rf "$T"
+	fi
 	exit $rc
 }
 trap czfs_cleanup EXIT

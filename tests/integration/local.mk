@@ -17,9 +17,11 @@ INTEGRATION_TESTS = \
 	tests/integration/fsck_cli.sh \
 	tests/integration/fsck_clean.sh \
 	tests/integration/fsck_damage.sh \
-	tests/integration/dump.sh
+	tests/integration/dump.sh \
+	tests/integration/rw_basic.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
 	tests/integration/mktree.sh
 
 include tests/integration/mkfs.mk
+include tests/integration/rw.mk

@@ -20,9 +20,14 @@ UNIT_TESTS = \
 	tests/unit/check_ccache \
 	tests/unit/check_window \
 	tests/unit/check_iobatch \
-	tests/unit/check_commit
+	tests/unit/check_commit \
+	tests/unit/check_update
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
+
+FS_TESTLIB = tests/unit/fs_testlib.c tests/unit/fs_testlib.h
+tests_unit_check_commit_SOURCES = tests/unit/check_commit.c $(FS_TESTLIB)
+tests_unit_check_update_SOURCES = tests/unit/check_update.c $(FS_TESTLIB)
 
 BTREE_TESTLIB = tests/unit/btree_testlib.c tests/unit/btree_testlib.h
 tests_unit_check_btree_SOURCES = tests/unit/check_btree.c $(BTREE_TESTLIB)

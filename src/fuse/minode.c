@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/* In-memory inodes: a hash of what the kernel and open files hold. */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "daemon.h"
+#include "fs.h"
+#include "log.h"
+#include "minode.h"
+#include "util.h"
+#include "writeback.h"
+
+#define ITABLE_BUCKETS	4096
+
+struct czfs_itable {
+	pthread_mutex_t lock;
+	struct czfs_minode *hash[ITABLE_BUCKETS];
+};
+
+static unsigned bucket(uint64_t ino)
+{
+	return (unsigned)((ino * 0x9e3779b97f4a7c15ull) >> 52) & (ITABLE_BUCKETS - 1);
+}
+
+int czfs_itable_create(struct czfs_itable **out)
+{
+	struct czfs_itable *it = calloc(1, sizeof(*it));
+
+	if (!it)
+		return -ENOMEM;
+	pthread_mutex_init(&it->lock, NULL);
+	*out = it;
+	return 0;
+}
+
+static void mi_free(struct czfs_minode *mi)
+{
+	pthread_mutex_destroy(&mi->lock);
+	free(mi->dirty);
+	free(mi);
+}
+
+void czfs_itable_destroy(struct czfs_itable *it)
+{
+	if (!it)
+		return;
+	for (unsigned b = 0; b < ITABLE_BUCKETS; b++)
+		while (it->hash[b]) {
+			struct czfs_minode *mi = it->hash[b];
+
+			it->hash[b] = mi->hnext;
+			mi_free(mi);
+		}
+	pthread_mutex_destroy(&it->lock);
+	free(it);
+}
+
+static struct czfs_minode *find(struct czfs_itable *it, uint64_t ino)
+{
+	struct czfs_minode *mi = it->hash[bucket(ino)];
+
+	while (mi && mi->ino != ino)
+		mi = mi->hnext;
+	return mi;
+}
+
+/* A new inode read from the tree, not in the table yet. */
+static int mi_load(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
+		   struct czfs_minode **out)
+{
+	struct czfs_minode *mi = calloc(1, sizeof(*mi));
+	int err;
+
+	if (!mi)
+		return -ENOMEM;
+	if (!fs_locked)
+		pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_inode_read(&dm->fs->tree, ino, &mi->ii);
+	if (!fs_locked)
+		pthread_rwlock_unlock(&dm->fs->lock);
+	if (err) {
+		free(mi);
+		return err;
+	}
+	mi->ino = ino;
+	pthread_mutex_init(&mi->lock, NULL);
+	*out = mi;
+	return 0;
+}
+
+int czfs_mi_get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
+		struct czfs_minode **out)
+{
+	struct czfs_itable *it = dm->it;
+	struct czfs_minode *mi, *fresh;
+	int err;
+
+	pthread_mutex_lock(&it->lock);
+	mi = find(it, ino);
+	if (mi)
+		mi->refs++;
+	pthread_mutex_unlock(&it->lock);
+	if (mi) {
+		*out = mi;
+		return 0;
+	}
+	err = mi_load(dm, ino, fs_locked, &fresh);
+	if (err)
+		return err;
+	pthread_mutex_lock(&it->lock);
+	mi = find(it, ino);		/* another thread may have won */
+	if (!mi) {
+		mi = fresh;
+		mi->hnext = it->hash[bucket(ino)];
+		it->hash[bucket(ino)] = mi;
+		fresh = NULL;
+	}
+	mi->refs++;
+	pthread_mutex_unlock(&it->lock);
+	if (fresh)
+		mi_free(fresh);
+	*out = mi;
+	return 0;
+}
+
+/* Under the table lock: refs, nlookup and opens live under it. */
+static bool idle(const struct czfs_minode *mi)
+{
+	return !mi->refs && !mi->nlookup && !mi->opens;
+}
+
+static void unhash(struct czfs_itable *it, struct czfs_minode *mi)
+{
+	struct czfs_minode **pp = &it->hash[bucket(mi->ino)];
+
+	while (*pp != mi)
+		pp = &(*pp)->hnext;
+	*pp = mi->hnext;
+}
+
+/*
+ * An inode leaves the table: its last attributes are stored, or, unlinked,
+ * it is destroyed with everything it owns.
+ */
+static void mi_retire(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	struct czfs_fs *fs = dm->fs;
+	int err = 0;
+
+	if (!mi->unlinked && !mi->ii_dirty)
+		return;
+	pthread_rwlock_wrlock(&fs->lock);
+	err = czfs_fs_begin(fs);
+	if (!err && mi->unlinked) {
+		err = czfs_orphan_del(fs, mi->ino);
+		if (!err)
+			err = czfs_inode_destroy(fs, mi->ino);
+	} else if (!err) {
+		err = czfs_inode_store(fs, &mi->ii);
+	}
+	pthread_rwlock_unlock(&fs->lock);
+	if (err)
+		czfs_err("inode %llu: cannot %s it: %s", (unsigned long long)mi->ino,
+			 mi->unlinked ? "destroy" : "store", strerror(-err));
+}
+
+void czfs_mi_put(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	struct czfs_itable *it = dm->it;
+	bool gone;
+
+	pthread_mutex_lock(&it->lock);
+	mi->refs--;
+	gone = idle(mi);
+	if (gone)
+		unhash(it, mi);
+	pthread_mutex_unlock(&it->lock);
+	if (!gone)
+		return;
+	mi_retire(dm, mi);
+	mi_free(mi);
+}
+
+void czfs_mi_lookup(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t n)
+{
+	pthread_mutex_lock(&dm->it->lock);
+	mi->nlookup += n;
+	pthread_mutex_unlock(&dm->it->lock);
+}
+
+void czfs_mi_open(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	pthread_mutex_lock(&dm->it->lock);
+	mi->opens++;
+	mi->refs++;
+	pthread_mutex_unlock(&dm->it->lock);
+}
+
+void czfs_mi_close(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	pthread_mutex_lock(&dm->it->lock);
+	mi->opens--;
+	pthread_mutex_unlock(&dm->it->lock);
+	czfs_mi_put(dm, mi);
+}
+
+void czfs_mi_hold(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	pthread_mutex_lock(&dm->it->lock);
+	mi->refs++;
+	pthread_mutex_unlock(&dm->it->lock);
+}
+
+void czfs_mi_forget(struct czfs_daemon *dm, uint64_t ino, uint64_t n)
+{
+	struct czfs_itable *it = dm->it;
+	struct czfs_minode *mi;
+
+	pthread_mutex_lock(&it->lock);
+	mi = find(it, ino);
+	if (mi) {
+		mi->refs++;
+		mi->nlookup -= MIN(n, mi->nlookup);
+	}
+	pthread_mutex_unlock(&it->lock);
+	if (mi)
+		czfs_mi_put(dm, mi);
+}
+
+void czfs_mi_attr(struct czfs_minode *mi, struct czfs_inode_info *ii)
+{
+	pthread_mutex_lock(&mi->lock);
+	*ii = mi->ii;
+	pthread_mutex_unlock(&mi->lock);
+}
+
+int czfs_itable_each(struct czfs_daemon *dm,
+		     void (*fn)(struct czfs_daemon *dm, struct czfs_minode *mi,
+				void *arg), void *arg)
+{
+	struct czfs_itable *it = dm->it;
+	struct czfs_minode **list = NULL, **grown;
+	size_t n = 0, cap = 0;
+
+	pthread_mutex_lock(&it->lock);
+	for (unsigned b = 0; b < ITABLE_BUCKETS; b++)
+		for (struct czfs_minode *mi = it->hash[b]; mi; mi = mi->hnext) {
+			if (n == cap) {
+				cap = cap ? cap * 2 : 256;
+				grown = realloc(list, cap * sizeof(*list));
+				if (!grown) {
+					for (size_t i = 0; i < n; i++)
+						list[i]->refs--;
+					pthread_mutex_unlock(&it->lock);
+					free(list);
+					return -ENOMEM;
+				}
+				list = grown;
+			}
+			mi->refs++;
+			list[n++] = mi;
+		}
+	pthread_mutex_unlock(&it->lock);
+	for (size_t i = 0; i < n; i++) {
+		fn(dm, list[i], arg);
+		czfs_mi_put(dm, list[i]);
+	}
+	free(list);
+	return 0;
+}
+
+/* Store mi's attributes now (in the running transaction). */
+int czfs_mi_store(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	int err;
+
+	pthread_rwlock_wrlock(&dm->fs->lock);
+	err = czfs_fs_begin(dm->fs);
+	pthread_mutex_lock(&mi->lock);
+	if (!err)
+		err = czfs_inode_store(dm->fs, &mi->ii);
+	if (!err)
+		mi->ii_dirty = false;
+	pthread_mutex_unlock(&mi->lock);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	czfs_flusher_note_change(dm);
+	return err;
+}
+

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * In-memory inodes.  While the kernel knows an inode (lookup count), a file
+ * is open, or it has dirty data, czfs-fuse keeps it here: its attributes
+ * are authoritative (they reach the tree at writeback and checkpoints), and
+ * it lists its dirty clusters.
+ *
+ * Locks: the table has a mutex for its hash; each inode has a mutex for
+ * its fields.  Order: fs->lock, then an inode's lock, never the reverse; an
+ * inode's lock is never held across I/O.
+ */
+#ifndef CZFS_MINODE_H
+#define CZFS_MINODE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "inode.h"
+
+struct czfs_daemon;
+struct czfs_centry;
+struct czfs_itable;
+
+struct czfs_minode {
+	uint64_t ino;
+	pthread_mutex_t lock;
+	struct czfs_inode_info ii;	/* current attributes */
+	bool ii_dirty;			/* not stored in the tree yet */
+	bool unlinked;			/* nlink 0: destroyed once let go */
+	uint64_t nlookup;		/* the kernel's references (table lock) */
+	unsigned opens;			/* (table lock) */
+	/* dirty clusters, each holding a cluster-cache reference; while
+	 * there are any, the inode holds a reference of its own */
+	struct czfs_centry **dirty;
+	unsigned ndirty, dirty_cap;
+	uint64_t reserved;		/* blocks reserved for the dirty data */
+	/* private to minode.c */
+	unsigned refs;
+	struct czfs_minode *hnext;
+};
+
+int czfs_itable_create(struct czfs_itable **out);
+void czfs_itable_destroy(struct czfs_itable *it);	/* accepts NULL */
+
+/*
+ * The in-memory inode of ino, read from the tree if needed (taking
+ * fs->lock shared, unless the caller holds fs->lock: fs_locked).  Returns
+ * 0 with a reference, -ENOENT, -EFSCORRUPTED, -EIO, -ENOMEM.
+ */
+int czfs_mi_get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
+		struct czfs_minode **out);
+/* Drop a reference; an inode nobody needs any more leaves the table (one
+ * unlinked is destroyed in the tree first).  Takes fs->lock itself when it
+ * must: never call it holding fs->lock. */
+void czfs_mi_put(struct czfs_daemon *dm, struct czfs_minode *mi);
+/* The kernel took n more references (lookup replies) / forgot n. */
+void czfs_mi_lookup(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t n);
+void czfs_mi_forget(struct czfs_daemon *dm, uint64_t ino, uint64_t n);
+/* An open file holds its inode (open takes a reference, close drops it). */
+void czfs_mi_open(struct czfs_daemon *dm, struct czfs_minode *mi);
+void czfs_mi_close(struct czfs_daemon *dm, struct czfs_minode *mi);
+/* One more reference (a dirty inode holds one for its dirty data). */
+void czfs_mi_hold(struct czfs_daemon *dm, struct czfs_minode *mi);
+
+/* Store mi's attributes in the tree now (takes fs->lock): 0 or -errno. */
+int czfs_mi_store(struct czfs_daemon *dm, struct czfs_minode *mi);
+
+/* A copy of the attributes, under the inode's lock. */
+void czfs_mi_attr(struct czfs_minode *mi, struct czfs_inode_info *ii);
+
+/* Call fn for every inode in the table (with a reference held): 0 or
+ * -ENOMEM. */
+int czfs_itable_each(struct czfs_daemon *dm,
+		     void (*fn)(struct czfs_daemon *dm, struct czfs_minode *mi,
+				void *arg), void *arg);
+
+#endif /* CZFS_MINODE_H */

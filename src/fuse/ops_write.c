@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Writing: write, truncate and other attribute changes, fallocate, fsync.
+ * A write lands in the file's clusters in the cluster cache (a partial
+ * overwrite of a stored cluster reads it first: read-modify-write) and
+ * marks them dirty; writeback compresses them later (writeback.c).
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdlib.h>
+
+#include "ccache.h"
+#include "daemon.h"
+#include "fs.h"
+#include "log.h"
+#include "minode.h"
+#include "pagepool.h"
+#include "util.h"
+#include "writeback.h"
+
+/* A dirty inode with this many dirty clusters writes itself back. */
+#define DIRTY_LIMIT_PAGES(dm)	((dm)->opts.cache_size / CZFS_BLOCK_SIZE / 8)
+
+static void now(struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+}
+
+/*
+ * The cache entry of cluster idx, ready to take [in, in + n): with pages.
+ * Nothing is read when the write covers everything the cluster holds.
+ */
+static int cluster_for_write(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+			     uint64_t idx, uint64_t in, uint64_t n,
+			     struct czfs_centry **out)
+{
+	uint64_t cbytes = czfs_inode_cluster_bytes(ii), start = idx * cbytes;
+	bool fresh = start >= ii->size || (in == 0 && start + n >= ii->size) ||
+		     (in == 0 && n == cbytes);
+	struct czfs_centry *e;
+	int ret;
+
+	if (!fresh) {
+		ret = czfs_read_clusters(dm, ii, NULL, idx, 1, &e);
+	} else {
+		ret = czfs_ccache_get(dm->cc, ii->ino, idx, CZFS_CC_CREATE, &e);
+		if (ret == 1) {		/* new: nothing of it needs reading */
+			e->len = 0;
+			ret = czfs_ccache_alloc_run(dm->cc, e, ii->cluster_shift);
+			czfs_ccache_loaded(dm->cc, e, ret);
+			if (ret)
+				czfs_ccache_put(dm->cc, e);
+		}
+	}
+	if (ret < 0)
+		return ret;
+	if (e->page == CZFS_NO_PAGE) {	/* a hole becomes data */
+		ret = czfs_ccache_fill_hole(dm->cc, e, ii->cluster_shift);
+		if (ret) {
+			czfs_ccache_put(dm->cc, e);
+			return ret;
+		}
+	}
+	*out = e;
+	return 0;
+}
+
+static void run_pages(const struct czfs_centry *e, uint32_t *pages)
+{
+	for (unsigned i = 0; i < (1u << e->order); i++)
+		pages[i] = e->page + i;
+}
+
+/* Copy n bytes at in into e (mi->lock held); a gap after the old end is
+ * zeroed, as the file reads it. */
+static void fill(struct czfs_daemon *dm, struct czfs_centry *e, uint64_t in,
+		 const void *buf, uint64_t n)
+{
+	uint32_t pages[CZFS_MAX_CLUSTER_BLOCKS];
+	static const uint8_t zeros[CZFS_BLOCK_SIZE];
+
+	run_pages(e, pages);
+	for (uint64_t z = e->len; z < in; z += MIN(in - z, (uint64_t)CZFS_BLOCK_SIZE))
+		czfs_memcpy_to_pages(dm->pool, pages, z, zeros,
+				     MIN(in - z, (uint64_t)CZFS_BLOCK_SIZE));
+	if (buf)
+		czfs_memcpy_to_pages(dm->pool, pages, in, buf, n);
+	e->len = (uint32_t)MAX((uint64_t)e->len, in + n);
+}
+
+static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
+			 const struct czfs_inode_info *ii, uint64_t pos,
+			 const void *buf, uint64_t n)
+{
+	uint64_t cbytes = czfs_inode_cluster_bytes(ii), in = pos % cbytes;
+	struct czfs_centry *e;
+	int err;
+
+	err = cluster_for_write(dm, ii, pos / cbytes, in, n, &e);
+	if (err)
+		return err;
+	pthread_mutex_lock(&mi->lock);
+	err = czfs_mark_dirty(dm, mi, e);
+	if (!err) {
+		fill(dm, e, in, buf, n);
+		mi->ii.size = MAX(mi->ii.size, pos + n);
+	}
+	pthread_mutex_unlock(&mi->lock);
+	if (err)
+		czfs_ccache_put(dm->cc, e);
+	return err;
+}
+
+static long do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
+		     const char *buf, size_t size, uint64_t off)
+{
+	struct czfs_inode_info ii;
+	size_t done = 0;
+	int err = 0;
+
+	if (off + size > CZFS_MAX_FILE_SIZE)
+		return -EFBIG;
+	czfs_mi_attr(mi, &ii);
+	while (done < size && !err) {
+		uint64_t pos = off + done, cbytes = czfs_inode_cluster_bytes(&ii);
+		uint64_t n = MIN(size - done, cbytes - pos % cbytes);
+
+		err = write_cluster(dm, mi, &ii, pos, buf + done, n);
+		if (!err) {
+			done += n;
+			ii.size = MAX(ii.size, pos + n);
+		}
+	}
+	if (done) {
+		pthread_mutex_lock(&mi->lock);
+		now(&mi->ii.mtime);
+		mi->ii.ctime = mi->ii.mtime;
+		mi->ii_dirty = true;
+		pthread_mutex_unlock(&mi->lock);
+	}
+	if (mi->ndirty << ii.cluster_shift > DIRTY_LIMIT_PAGES(dm))
+		czfs_writeback_inode(dm, mi);	/* keep dirty data bounded */
+	return done ? (long)done : err;
+}
+
+static void czfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		       size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
+	long n = do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
+
+	if (n < 0)
+		fuse_reply_err(req, czfs_reply_errno((int)n));
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+/* ---- truncate and holes -------------------------------------------------- */
+
+/* Forget dirty clusters idx >= from of mi (truncated away). */
+static void drop_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
+		       uint64_t from, uint64_t to)
+{
+	uint64_t per = 1ull << mi->ii.cluster_shift;
+	struct czfs_centry *gone[64];
+	unsigned keep = 0, n = 0;
+	bool more = true;
+
+	while (more) {
+		more = false;
+		n = keep = 0;
+		pthread_mutex_lock(&mi->lock);
+		for (unsigned i = 0; i < mi->ndirty; i++) {
+			struct czfs_centry *e = mi->dirty[i];
+
+			if (e->idx >= from && e->idx < to && n < 64) {
+				e->dirty = false;
+				gone[n++] = e;
+			} else {
+				more |= e->idx >= from && e->idx < to;
+				mi->dirty[keep++] = e;
+			}
+		}
+		mi->ndirty = keep;
+		mi->reserved -= n * per;
+		pthread_mutex_unlock(&mi->lock);
+		czfs_space_release(dm, n * per);
+		for (unsigned i = 0; i < n; i++)
+			czfs_ccache_put(dm->cc, gone[i]);
+		if (n && !keep)
+			czfs_mi_put(dm, mi);	/* the dirty list's hold */
+	}
+}
+
+/* Clusters [from, to) become holes: cache, dirty data, and items. */
+static int make_holes(struct czfs_daemon *dm, struct czfs_minode *mi,
+		      uint64_t from, uint64_t to)
+{
+	struct czfs_fs *fs = dm->fs;
+	int64_t delta = 0;
+	int err;
+
+	if (from >= to)
+		return 0;
+	drop_dirty(dm, mi, from, to);
+	pthread_rwlock_wrlock(&fs->lock);
+	err = czfs_fs_begin(fs);
+	if (!err && to == UINT64_MAX) {
+		err = czfs_clusters_drop(fs, mi->ino, from, &delta);
+	} else {
+		struct czfs_cluster_info hole = { .kind = CZFS_CLUSTER_HOLE };
+
+		for (uint64_t idx = from; !err && idx < to; idx++)
+			err = czfs_cluster_set(fs, mi->ino, idx, &hole, &delta);
+	}
+	atomic_fetch_add(&dm->items_version, 1);
+	pthread_mutex_lock(&mi->lock);
+	mi->ii.blocks = (uint64_t)MAX((int64_t)mi->ii.blocks + delta, 0);
+	pthread_mutex_unlock(&mi->lock);
+	pthread_rwlock_unlock(&fs->lock);
+	czfs_ccache_invalidate_range(dm->cc, mi->ino, from, to);
+	return err;
+}
+
+/* Zero [pos, pos + n) inside one cluster (a partial hole or a truncated
+ * tail), read-modify-write. */
+static int zero_in_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
+			   uint64_t pos, uint64_t n)
+{
+	struct czfs_inode_info ii;
+	uint64_t cbytes, in;
+	struct czfs_centry *e;
+	uint32_t pages[CZFS_MAX_CLUSTER_BLOCKS];
+	static const uint8_t zeros[CZFS_MAX_CLUSTER_SIZE];
+	int err;
+
+	czfs_mi_attr(mi, &ii);
+	cbytes = czfs_inode_cluster_bytes(&ii);
+	in = pos % cbytes;
+	if (pos >= ii.size)
+		return 0;
+	err = czfs_read_clusters(dm, &ii, NULL, pos / cbytes, 1, &e);
+	if (err)
+		return err;
+	if (e->page == CZFS_NO_PAGE) {	/* a hole already */
+		czfs_ccache_put(dm->cc, e);
+		return 0;
+	}
+	pthread_mutex_lock(&mi->lock);
+	err = czfs_mark_dirty(dm, mi, e);
+	if (!err && in < e->len) {
+		run_pages(e, pages);
+		czfs_memcpy_to_pages(dm->pool, pages, in, zeros,
+				     MIN(n, (uint64_t)e->len - in));
+	}
+	pthread_mutex_unlock(&mi->lock);
+	if (err)
+		czfs_ccache_put(dm->cc, e);
+	return err;
+}
+
+static int do_truncate(struct czfs_daemon *dm, struct czfs_minode *mi,
+		       uint64_t size)
+{
+	struct czfs_inode_info ii;
+	uint64_t cbytes;
+	int err = 0;
+
+	if (size > CZFS_MAX_FILE_SIZE)
+		return -EFBIG;
+	czfs_mi_attr(mi, &ii);
+	cbytes = czfs_inode_cluster_bytes(&ii);
+	if (size < ii.size) {
+		err = make_holes(dm, mi, DIV_ROUND_UP(size, cbytes), UINT64_MAX);
+		if (!err && size % cbytes)
+			err = zero_in_cluster(dm, mi, size, cbytes - size % cbytes);
+	}
+	if (err)
+		return err;
+	pthread_mutex_lock(&mi->lock);
+	/* what the last cluster holds past the new end is not the file's */
+	for (unsigned i = 0; i < mi->ndirty; i++)
+		if (mi->dirty[i]->idx == size / cbytes &&
+		    mi->dirty[i]->len > size % cbytes)
+			mi->dirty[i]->len = (uint32_t)(size % cbytes);
+	mi->ii.size = size;
+	pthread_mutex_unlock(&mi->lock);
+	return 0;
+}
+
+int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	int err = do_truncate(dm, mi, 0);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&mi->lock);
+	now(&mi->ii.ctime);
+	mi->ii.mtime = mi->ii.ctime;
+	pthread_mutex_unlock(&mi->lock);
+	return czfs_mi_store(dm, mi);
+}
+
+/* ---- setattr ------------------------------------------------------------- */
+
+static void set_time(struct timespec *t, const struct timespec *given, bool is_now)
+{
+	if (is_now)
+		now(t);
+	else
+		*t = *given;
+}
+
+/* Apply the attributes (mi->lock held). */
+static void apply_attr(struct czfs_inode_info *ii, const struct stat *attr,
+		       int to_set)
+{
+	if (to_set & FUSE_SET_ATTR_MODE)
+		ii->mode = (ii->mode & S_IFMT) | (attr->st_mode & 07777);
+	if (to_set & FUSE_SET_ATTR_UID)
+		ii->uid = attr->st_uid;
+	if (to_set & FUSE_SET_ATTR_GID)
+		ii->gid = attr->st_gid;
+	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW))
+		set_time(&ii->atime, &attr->st_atim, to_set & FUSE_SET_ATTR_ATIME_NOW);
+	if (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW))
+		set_time(&ii->mtime, &attr->st_mtim, to_set & FUSE_SET_ATTR_MTIME_NOW);
+	if (to_set & FUSE_SET_ATTR_CTIME)
+		ii->ctime = attr->st_ctim;
+	else
+		now(&ii->ctime);
+	if ((to_set & FUSE_SET_ATTR_SIZE) && !(to_set & FUSE_SET_ATTR_MTIME))
+		ii->mtime = ii->ctime;
+}
+
+static int do_setattr(struct czfs_daemon *dm, fuse_ino_t ino, struct stat *attr,
+		      int to_set, struct czfs_inode_info *out)
+{
+	struct czfs_minode *mi;
+	int err;
+
+	if (dm->opts.ro)
+		return -EROFS;
+	err = czfs_mi_get(dm, ino, false, &mi);
+	if (err)
+		return err;
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if (S_ISDIR(mi->ii.mode))
+			err = -EISDIR;
+		else if (!S_ISREG(mi->ii.mode))
+			err = -EINVAL;
+		else
+			err = do_truncate(dm, mi, (uint64_t)attr->st_size);
+	}
+	if (!err) {
+		pthread_mutex_lock(&mi->lock);
+		apply_attr(&mi->ii, attr, to_set);
+		pthread_mutex_unlock(&mi->lock);
+		err = czfs_mi_store(dm, mi);
+	}
+	czfs_mi_attr(mi, out);
+	czfs_mi_put(dm, mi);
+	return err;
+}
+
+static void czfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+			 int to_set, struct fuse_file_info *fi)
+{
+	struct czfs_daemon *dm = req_daemon(req);
+	struct czfs_inode_info ii;
+	struct stat st;
+	int err = do_setattr(dm, ino, attr, to_set, &ii);
+
+	if (err) {
+		fuse_reply_err(req, czfs_reply_errno(err));
+		return;
+	}
+	czfs_inode_to_stat(&ii, &st);
+	fuse_reply_attr(req, &st, dm->attr_timeout);
+}
+
+/* ---- fallocate, fsync, flush ------------------------------------------- */
+
+static int punch(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t off,
+		 uint64_t len)
+{
+	struct czfs_inode_info ii;
+	uint64_t cbytes, end, first, last;
+	int err = 0;
+
+	czfs_mi_attr(mi, &ii);
+	cbytes = czfs_inode_cluster_bytes(&ii);
+	end = MIN(off + len, ii.size);
+	if (off >= end)
+		return 0;
+	first = DIV_ROUND_UP(off, cbytes);
+	last = end / cbytes;		/* clusters [first, last) go whole */
+	if (first > last) {		/* inside one cluster */
+		return zero_in_cluster(dm, mi, off, end - off);
+	}
+	if (off % cbytes)
+		err = zero_in_cluster(dm, mi, off, first * cbytes - off);
+	if (!err)
+		err = make_holes(dm, mi, first, last);
+	if (!err && end % cbytes && last * cbytes < end)
+		err = zero_in_cluster(dm, mi, last * cbytes, end - last * cbytes);
+	return err;
+}
+
+static int do_fallocate(struct czfs_daemon *dm, struct czfs_minode *mi, int mode,
+			uint64_t off, uint64_t len)
+{
+	struct czfs_inode_info ii;
+	int err = 0;
+
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
+		return -EOPNOTSUPP;
+	if (off + len > CZFS_MAX_FILE_SIZE)
+		return -EFBIG;
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		if (!(mode & FALLOC_FL_KEEP_SIZE))
+			return -EOPNOTSUPP;
+		err = punch(dm, mi, off, len);
+	} else if (!(mode & FALLOC_FL_KEEP_SIZE)) {
+		/* Blocks of a compressed copy-on-write file cannot be set
+		 * aside ahead of the data: only the size grows (as holes). */
+		czfs_mi_attr(mi, &ii);
+		if (off + len > ii.size) {
+			pthread_mutex_lock(&mi->lock);
+			mi->ii.size = off + len;
+			pthread_mutex_unlock(&mi->lock);
+		}
+	}
+	if (!err) {
+		pthread_mutex_lock(&mi->lock);
+		now(&mi->ii.ctime);
+		if (mode & FALLOC_FL_PUNCH_HOLE)
+			mi->ii.mtime = mi->ii.ctime;
+		pthread_mutex_unlock(&mi->lock);
+		err = czfs_mi_store(dm, mi);
+	}
+	return err;
+}
+
+static void czfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
+			   off_t len, struct fuse_file_info *fi)
+{
+	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
+	int err = do_fallocate(req_daemon(req), of->mi, mode, (uint64_t)off,
+			       (uint64_t)len);
+
+	fuse_reply_err(req, czfs_reply_errno(err));
+}
+
+/* fsync means durable: write everything back and commit a checkpoint. */
+static void czfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		       struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, czfs_reply_errno(czfs_checkpoint(req_daemon(req))));
+}
+
+static void czfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+void czfs_ops_write(struct fuse_lowlevel_ops *ops)
+{
+	ops->write = czfs_write;
+	ops->setattr = czfs_setattr;
+	ops->fallocate = czfs_fallocate;
+	ops->fsync = czfs_fsync;
+	ops->fsyncdir = czfs_fsync;
+	ops->flush = czfs_flush;
+}

@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: MIT
+/* Writeback of dirty clusters, checkpoints, the flusher thread. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#include "bdev.h"
+#include "ccache.h"
+#include "compress.h"
+#include "daemon.h"
+#include "fs.h"
+#include "log.h"
+#include "minode.h"
+#include "pagepool.h"
+#include "util.h"
+#include "writeback.h"
+
+struct czfs_flusher {
+	pthread_t thread;
+	bool started, stop;
+	bool changed;			/* something to checkpoint */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_mutex_t commit_lock;	/* one checkpoint at a time */
+};
+
+/* ---- space ------------------------------------------------------------ */
+
+static uint64_t margin(struct czfs_daemon *dm)
+{
+	return MAX(256u, dm->fs->cp.max_blocks / 100);
+}
+
+uint64_t czfs_space_free(struct czfs_daemon *dm)
+{
+	uint64_t max = dm->fs->smap.max_blocks, used = dm->fs->smap.used;
+	uint64_t taken = used + atomic_load(&dm->reserved_blocks) + margin(dm);
+
+	return taken < max ? max - taken : 0;
+}
+
+int czfs_space_reserve(struct czfs_daemon *dm, uint64_t blocks)
+{
+	unsigned long long old = atomic_load(&dm->reserved_blocks);
+
+	do {
+		uint64_t max = dm->fs->smap.max_blocks, used = dm->fs->smap.used;
+
+		if (used + old + blocks + margin(dm) > max)
+			return -ENOSPC;
+	} while (!atomic_compare_exchange_weak(&dm->reserved_blocks, &old,
+					       old + blocks));
+	return 0;
+}
+
+void czfs_space_release(struct czfs_daemon *dm, uint64_t blocks)
+{
+	atomic_fetch_sub(&dm->reserved_blocks, blocks);
+}
+
+/* ---- dirty clusters ------------------------------------------------------ */
+
+static int dirty_add(struct czfs_daemon *dm, struct czfs_minode *mi,
+		     struct czfs_centry *e)
+{
+	if (mi->ndirty == mi->dirty_cap) {
+		unsigned cap = mi->dirty_cap ? mi->dirty_cap * 2 : 16;
+		struct czfs_centry **n = realloc(mi->dirty, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		mi->dirty = n;
+		mi->dirty_cap = cap;
+	}
+	if (!mi->ndirty)
+		czfs_mi_hold(dm, mi);	/* a dirty inode stays in memory */
+	mi->dirty[mi->ndirty++] = e;
+	return 0;
+}
+
+int czfs_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
+		    struct czfs_centry *e)
+{
+	uint64_t blocks = 1ull << mi->ii.cluster_shift;
+	int err;
+
+	e->wseq++;
+	if (e->dirty) {
+		czfs_ccache_put(dm->cc, e);	/* the dirty list has one */
+		return 0;
+	}
+	err = czfs_space_reserve(dm, blocks);
+	if (err)
+		return err;
+	err = dirty_add(dm, mi, e);
+	if (err) {
+		czfs_space_release(dm, blocks);
+		return err;
+	}
+	e->dirty = true;
+	mi->reserved += blocks;
+	czfs_flusher_note_change(dm);
+	return 0;
+}
+
+/* ---- writeback ------------------------------------------------------------ */
+
+/* What writeback made of one dirty cluster. */
+struct wb_item {
+	struct czfs_centry *e;
+	uint32_t seq;			/* its write count when taken */
+	struct czfs_cluster_info ci;
+	uint8_t inl[CZFS_INLINE_MAX];	/* inline payload, copied */
+	bool done;
+};
+
+static void wb_policy(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		      uint64_t idx, struct czfs_cluster_policy *pol)
+{
+	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
+
+	pol->alg = ii->flags & CZFS_INODE_NOCOMPRESS ? CZFS_ALG_NONE : ii->alg;
+	pol->level = ii->level;
+	pol->zero_detect = true;
+	pol->allow_inline = ii->size && idx == (ii->size - 1) / cbytes;
+}
+
+/* Find blocks; a checkpoint first when only blocks freed since the last
+ * one are left (they become usable once it is durable). */
+static int wb_alloc(struct czfs_daemon *dm, unsigned n, uint64_t *blk)
+{
+	int err = czfs_smap_alloc(&dm->fs->smap, n, blk);
+
+	if (err != -ENOSPC)
+		return err;
+	pthread_rwlock_wrlock(&dm->fs->lock);
+	err = czfs_fs_commit(dm->fs);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return err ?: czfs_smap_alloc(&dm->fs->smap, n, blk);
+}
+
+/* Compress one cluster (rbuf -> cbuf through the window cache), write it
+ * out of place. */
+static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		     struct wb_item *w)
+{
+	unsigned rn = 1u << ii->cluster_shift, out_len;
+	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
+	struct czfs_cluster_policy pol;
+	struct czfs_mapping rm, cm;
+	struct czfs_thread *t = czfs_thread_get();
+	struct czfs_temp tp;
+	uint64_t blk;
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	if (!w->e->len || w->e->page == CZFS_NO_PAGE) {
+		memset(&w->ci, 0, sizeof(w->ci));	/* a hole */
+		return 0;
+	}
+	wb_policy(dm, ii, w->e->idx, &pol);
+	for (unsigned i = 0; i < rn; i++)
+		rpages[i] = w->e->page + i;
+	err = czfs_temp_alloc(dm, MIN(rn + 1, (unsigned)CZFS_MAX_CLUSTER_BLOCKS),
+			      &tp, &dm->st.temp_alloc);
+	if (err)
+		return err;
+	err = czfs_win_map(dm->wc, rpages, rn, false, &rm);
+	if (err)
+		goto out_temp;
+	err = czfs_win_map(dm->wc, tp.pages, tp.n, true, &cm);
+	if (err)
+		goto out_rbuf;
+	err = czfs_cluster_encode(t->codec, &pol, rm.addr, w->e->len, cm.addr,
+				  &w->ci, &out_len);
+	if (!err && w->ci.inline_len) {
+		memcpy(w->inl, w->ci.inline_data, w->ci.inline_len);
+		w->ci.inline_data = w->inl;
+	} else if (!err && w->ci.nblocks) {
+		err = wb_alloc(dm, w->ci.nblocks, &blk);
+		if (!err) {
+			err = czfs_bdev_write(dm->fs->bdev, cm.addr, out_len,
+					      blk * CZFS_BLOCK_SIZE);
+			if (err)
+				czfs_smap_free(&dm->fs->smap, blk, w->ci.nblocks);
+			else
+				w->ci.blkaddr = blk;
+		}
+	}
+	czfs_win_unmap(dm->wc, &cm);
+out_rbuf:
+	czfs_win_unmap(dm->wc, &rm);
+out_temp:
+	czfs_temp_free(dm, &tp);
+	return err;
+}
+
+/*
+ * As btrfs does: a file whose first cluster, written whole, did not
+ * compress is probably not compressible; later clusters are stored raw
+ * without trying, unless compression is forced (CZFS_INODE_COMPRESS).
+ */
+static bool first_does_not_compress(const struct czfs_inode_info *ii,
+				    const struct wb_item *ws, unsigned n)
+{
+	return n && ws[0].e->idx == 0 && ws[0].ci.kind == CZFS_CLUSTER_RAW &&
+	       ii->cluster_shift > 0 && ii->alg != CZFS_ALG_NONE &&
+	       ws[0].ci.ulen == czfs_inode_cluster_bytes(ii) &&
+	       !(ii->flags & (CZFS_INODE_COMPRESS | CZFS_INODE_NOCOMPRESS));
+}
+
+/* Point the file at the new clusters and store its inode. */
+static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
+		   struct wb_item *ws, unsigned n)
+{
+	struct czfs_fs *fs = dm->fs;
+	int64_t delta = 0;
+	int err;
+
+	pthread_rwlock_wrlock(&fs->lock);
+	err = czfs_fs_begin(fs);
+	for (unsigned i = 0; !err && i < n; i++) {
+		err = czfs_cluster_set(fs, mi->ino, ws[i].e->idx, &ws[i].ci, &delta);
+		ws[i].done = !err;
+	}
+	atomic_fetch_add(&dm->items_version, 1);
+	pthread_mutex_lock(&mi->lock);
+	mi->ii.blocks = (uint64_t)MAX((int64_t)mi->ii.blocks + delta, 0);
+	if (!err && first_does_not_compress(&mi->ii, ws, n))
+		mi->ii.flags |= CZFS_INODE_NOCOMPRESS;
+	if (!err && !mi->unlinked) {
+		err = czfs_inode_store(fs, &mi->ii);
+		mi->ii_dirty = err != 0;
+	}
+	pthread_mutex_unlock(&mi->lock);
+	pthread_rwlock_unlock(&fs->lock);
+	return err;
+}
+
+static int cmp_idx(const void *a, const void *b)
+{
+	const struct wb_item *x = a, *y = b;
+
+	return x->e->idx < y->e->idx ? -1 : x->e->idx > y->e->idx;
+}
+
+/* Clusters written again meanwhile stay dirty; the others are clean. */
+static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
+		      struct wb_item *ws, unsigned n, int err)
+{
+	uint64_t per = 1ull << mi->ii.cluster_shift;
+
+	pthread_mutex_lock(&mi->lock);
+	for (unsigned i = 0; i < n; i++) {
+		struct czfs_centry *e = ws[i].e;
+
+		if (!err && ws[i].done && e->wseq == ws[i].seq) {
+			e->dirty = false;
+			czfs_space_release(dm, per);
+			mi->reserved -= per;
+			czfs_ccache_put(dm->cc, e);
+		} else if (dirty_add(dm, mi, e)) {
+			czfs_err("inode %llu: out of memory: a dirty cluster is lost",
+				 (unsigned long long)mi->ino);
+			e->dirty = false;
+			czfs_ccache_put(dm->cc, e);
+		}
+	}
+	pthread_mutex_unlock(&mi->lock);
+}
+
+int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	struct czfs_inode_info ii;
+	struct wb_item *ws;
+	unsigned n;
+	int err = 0;
+
+	pthread_mutex_lock(&mi->lock);
+	n = mi->ndirty;
+	ws = n ? calloc(n, sizeof(*ws)) : NULL;
+	if (!ws) {
+		pthread_mutex_unlock(&mi->lock);
+		return n ? -ENOMEM : 0;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		ws[i].e = mi->dirty[i];
+		ws[i].seq = mi->dirty[i]->wseq;
+	}
+	mi->ndirty = 0;			/* its hold on mi is ours now */
+	ii = mi->ii;
+	pthread_mutex_unlock(&mi->lock);
+
+	qsort(ws, n, sizeof(*ws), cmp_idx);
+	if (mi->unlinked) {		/* nobody will read it: drop it */
+		for (unsigned i = 0; i < n; i++)
+			ws[i].done = true;
+		goto out;
+	}
+	for (unsigned i = 0; i < n && !err; i++)
+		err = wb_encode(dm, &ii, &ws[i]);
+	if (!err)
+		err = wb_link(dm, mi, ws, n);
+	/* the block count changed: the kernel's cached attributes are stale */
+	if (!err && dm->se)
+		fuse_lowlevel_notify_inval_inode(dm->se, mi->ino, -1, 0);
+	if (err) {
+		for (unsigned i = 0; i < n; i++)	/* written, not linked */
+			if (!ws[i].done && ws[i].ci.blkaddr && ws[i].ci.nblocks)
+				czfs_smap_free(&dm->fs->smap, ws[i].ci.blkaddr,
+					       ws[i].ci.nblocks);
+		czfs_err("inode %llu: writeback failed: %s",
+			 (unsigned long long)mi->ino, strerror(-err));
+	}
+out:
+	wb_finish(dm, mi, ws, n, err);
+	free(ws);
+	czfs_mi_put(dm, mi);		/* the hold the dirty list had */
+	return err;
+}
+
+/* ---- checkpoints and the flusher ------------------------------------------- */
+
+static void wb_one(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
+{
+	int *first = arg, err;
+
+	err = czfs_writeback_inode(dm, mi);	/* nothing dirty: nothing done */
+	if (!err && mi->ii_dirty && !mi->unlinked)	/* attributes alone (atime) */
+		err = czfs_mi_store(dm, mi);
+	if (err && !*first)
+		*first = err;
+}
+
+static int checkpoint(struct czfs_daemon *dm, bool clean)
+{
+	struct czfs_flusher *fl = dm->fl;
+	int err = 0, wb_err = 0;
+
+	pthread_mutex_lock(&fl->commit_lock);
+	err = czfs_itable_each(dm, wb_one, &wb_err);
+	pthread_rwlock_wrlock(&dm->fs->lock);
+	if (clean && !wb_err)
+		dm->fs->cp.flags |= CZFS_CP_CLEAN_UMOUNT;
+	if (!err)
+		err = czfs_fs_commit(dm->fs);
+	dm->fs->cp.flags &= ~CZFS_CP_CLEAN_UMOUNT;
+	pthread_rwlock_unlock(&dm->fs->lock);
+	pthread_mutex_unlock(&fl->commit_lock);
+	return err ?: wb_err;
+}
+
+int czfs_checkpoint(struct czfs_daemon *dm)
+{
+	return checkpoint(dm, false);
+}
+
+void czfs_flusher_note_change(struct czfs_daemon *dm)
+{
+	struct czfs_flusher *fl = dm->fl;
+
+	if (!fl || fl->changed)
+		return;
+	pthread_mutex_lock(&fl->lock);
+	fl->changed = true;
+	pthread_mutex_unlock(&fl->lock);
+}
+
+static void *flusher(void *arg)
+{
+	struct czfs_daemon *dm = arg;
+	struct czfs_flusher *fl = dm->fl;
+	struct timespec until;
+	bool run;
+
+	pthread_mutex_lock(&fl->lock);
+	while (!fl->stop) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += dm->opts.commit;
+		pthread_cond_timedwait(&fl->wake, &fl->lock, &until);
+		run = fl->changed && !fl->stop;
+		fl->changed = false;
+		pthread_mutex_unlock(&fl->lock);
+		if (run && czfs_checkpoint(dm))
+			czfs_err("periodic checkpoint failed");
+		pthread_mutex_lock(&fl->lock);
+	}
+	pthread_mutex_unlock(&fl->lock);
+	return NULL;
+}
+
+int czfs_flusher_start(struct czfs_daemon *dm)
+{
+	struct czfs_flusher *fl = calloc(1, sizeof(*fl));
+	int err;
+
+	if (!fl)
+		return -ENOMEM;
+	pthread_mutex_init(&fl->lock, NULL);
+	pthread_cond_init(&fl->wake, NULL);
+	pthread_mutex_init(&fl->commit_lock, NULL);
+	dm->fl = fl;
+	err = -pthread_create(&fl->thread, NULL, flusher, dm);
+	fl->started = !err;
+	return err;
+}
+
+void czfs_flusher_stop(struct czfs_daemon *dm)
+{
+	struct czfs_flusher *fl = dm->fl;
+
+	if (!fl)
+		return;
+	pthread_mutex_lock(&fl->lock);
+	fl->stop = true;
+	pthread_cond_broadcast(&fl->wake);
+	pthread_mutex_unlock(&fl->lock);
+	if (fl->started)
+		pthread_join(fl->thread, NULL);
+	if (checkpoint(dm, true))
+		czfs_err("the last checkpoint failed: the image keeps the one before");
+	pthread_cond_destroy(&fl->wake);
+	pthread_mutex_destroy(&fl->lock);
+	pthread_mutex_destroy(&fl->commit_lock);
+	free(fl);
+	dm->fl = NULL;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writeback and checkpoints.  Written data sits in dirty clusters of the
+ * cluster cache; writeback compresses them (through the window cache, as
+ * f2fs_compress_pages does), writes them out of place to new blocks, and
+ * points the file's cluster items at them.  A checkpoint writes back
+ * everything, stores changed inodes, and commits the transaction
+ * (czfs_fs_commit): that is what makes data durable.  A flusher thread
+ * checkpoints every `commit` seconds when something changed; fsync asks
+ * for one at once; unmount ends with one.
+ */
+#ifndef CZFS_WRITEBACK_H
+#define CZFS_WRITEBACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct czfs_daemon;
+struct czfs_minode;
+struct czfs_centry;
+
+int czfs_flusher_start(struct czfs_daemon *dm);
+/* Stop the flusher after a last checkpoint (clean: mark it a clean unmount). */
+void czfs_flusher_stop(struct czfs_daemon *dm);
+/* Something changed: the next periodic checkpoint has work. */
+void czfs_flusher_note_change(struct czfs_daemon *dm);
+
+/*
+ * Write back the dirty clusters of one inode (no lock held by the caller).
+ * Returns 0 or -errno (-ENOSPC, -EIO); on error the clusters stay dirty.
+ */
+int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi);
+
+/* Write back everything and commit a checkpoint.  0 or -errno. */
+int czfs_checkpoint(struct czfs_daemon *dm);
+
+/*
+ * Space for dirty data, taken when a cluster first becomes dirty (its
+ * worst case: the cluster stored raw), given back at writeback: so that
+ * what a write accepted can always be written.  -ENOSPC when the image
+ * cannot hold it (a margin stays for metadata, unlink and checkpoints).
+ */
+int czfs_space_reserve(struct czfs_daemon *dm, uint64_t blocks);
+void czfs_space_release(struct czfs_daemon *dm, uint64_t blocks);
+/* Blocks free for new data, reservations and the margin deducted. */
+uint64_t czfs_space_free(struct czfs_daemon *dm);
+
+/*
+ * Mark a referenced cache entry of mi dirty after a write (mi->lock held):
+ * the first time, the reference moves to mi's dirty list and space is
+ * reserved (-ENOSPC); later writes only bump its write count and drop the
+ * caller's reference.
+ */
+int czfs_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
+		    struct czfs_centry *e);
+
+#endif /* CZFS_WRITEBACK_H */

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/* POSIX ACL xattrs: validation and inheritance (see acl.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <linux/types.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "acl.h"
+#include "util.h"
+
+#define ACL_VERSION	2
+#define TAG_USER_OBJ	0x01
+#define TAG_USER	0x02
+#define TAG_GROUP_OBJ	0x04
+#define TAG_GROUP	0x08
+#define TAG_MASK	0x10
+#define TAG_OTHER	0x20
+
+struct acl_entry {
+	__le16 tag;
+	__le16 perm;
+	__le32 id;
+};
+
+#define HDR	4u
+#define ENT	((unsigned)sizeof(struct acl_entry))
+
+int czfs_acl_valid(const void *val, size_t len)
+{
+	const uint8_t *p = val;
+	uint32_t version;
+	unsigned seen = 0;
+
+	if (len < HDR || (len - HDR) % ENT || (len - HDR) / ENT > CZFS_ACL_MAX_ENTRIES)
+		return 0;
+	memcpy(&version, p, 4);
+	if (le32_to_cpu(version) != ACL_VERSION)
+		return 0;
+	for (size_t off = HDR; off < len; off += ENT) {
+		struct acl_entry e;
+		unsigned tag;
+
+		memcpy(&e, p + off, ENT);
+		tag = le16_to_cpu(e.tag);
+		if (le16_to_cpu(e.perm) & ~7u)
+			return 0;
+		switch (tag) {
+		case TAG_USER_OBJ: case TAG_GROUP_OBJ: case TAG_MASK: case TAG_OTHER:
+			if (seen & tag)
+				return 0;	/* one of each */
+			seen |= tag;
+			break;
+		case TAG_USER: case TAG_GROUP:
+			seen |= tag;
+			break;
+		default:
+			return 0;
+		}
+	}
+	/* the three base entries, and a mask when there are named ones */
+	if ((seen & (TAG_USER_OBJ | TAG_GROUP_OBJ | TAG_OTHER)) !=
+	    (TAG_USER_OBJ | TAG_GROUP_OBJ | TAG_OTHER))
+		return 0;
+	return !(seen & (TAG_USER | TAG_GROUP)) || (seen & TAG_MASK);
+}
+
+int czfs_acl_inherit(const void *dflt, size_t dlen, mode_t *mode, void *acl,
+		     size_t cap, size_t *acl_len)
+{
+	uint8_t *out = acl;
+	unsigned group_at = 0, mask_at = 0;
+	bool extended = false;
+	mode_t m = *mode;
+
+	if (!czfs_acl_valid(dflt, dlen))
+		return -EINVAL;
+	if (dlen > cap)
+		return -ERANGE;
+	memcpy(out, dflt, dlen);
+	for (size_t off = HDR; off < dlen; off += ENT) {
+		struct acl_entry e;
+		unsigned perm;
+
+		memcpy(&e, out + off, ENT);
+		perm = le16_to_cpu(e.perm);
+		switch (le16_to_cpu(e.tag)) {
+		case TAG_USER_OBJ:
+			perm &= (m >> 6) & 7;
+			m = (m & ~0700u) | (perm << 6);
+			break;
+		case TAG_GROUP_OBJ:
+			group_at = (unsigned)off;
+			break;
+		case TAG_MASK:
+			mask_at = (unsigned)off;
+			break;
+		case TAG_OTHER:
+			perm &= m & 7;
+			m = (m & ~07u) | perm;
+			break;
+		default:
+			extended = true;
+			break;
+		}
+		e.perm = cpu_to_le16((uint16_t)perm);
+		memcpy(out + off, &e, ENT);
+	}
+	/* the group class: the mask when there is one, else the owning group */
+	{
+		unsigned at = mask_at ? mask_at : group_at;
+		struct acl_entry e;
+		unsigned perm;
+
+		memcpy(&e, out + at, ENT);
+		perm = le16_to_cpu(e.perm) & ((m >> 3) & 7);
+		m = (m & ~070u) | (perm << 3);
+		e.perm = cpu_to_le16((uint16_t)perm);
+		memcpy(out + at, &e, ENT);
+	}
+	*mode = m;
+	*acl_len = extended || mask_at ? dlen : 0;	/* else the mode says it all */
+	return 0;
+}

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+/* Cluster items of a file: replace one, drop a tail (in a transaction). */
+#include "config.h"
+
+#include "btree.h"
+#include "cluster.h"
+#include "fs.h"
+#include "inode.h"
+#include "util.h"
+
+int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
+		     const struct czfs_cluster_info *ci, int64_t *blocks_delta)
+{
+	uint8_t old[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
+	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
+	struct czfs_key key = { ino, CZFS_ITEM_CLUSTER, idx };
+	uint64_t freed = 0;
+	int n, err;
+
+	n = czfs_btree_lookup(&fs->tree, &key, old, sizeof(old));
+	if (n > (int)sizeof(old))
+		return -EFSCORRUPTED;
+	if (n >= 0) {
+		err = czfs_item_free_blocks(fs, &key, old, (unsigned)n, &freed);
+		if (err)
+			return err;
+		*blocks_delta -= (int64_t)freed;
+	} else if (n != -ENOENT) {
+		return n;
+	}
+	if (ci->kind == CZFS_CLUSTER_HOLE)
+		return n >= 0 ? czfs_btree_delete(&fs->tree, &key) : 0;
+	if (ci->kind == CZFS_CLUSTER_RAW || ci->kind == CZFS_CLUSTER_COMPRESSED)
+		*blocks_delta += ci->nblocks;
+	return czfs_btree_put(&fs->tree, &key, val, czfs_cluster_item_encode(ci, val));
+}
+
+int czfs_clusters_drop(struct czfs_fs *fs, uint64_t ino, uint64_t from,
+		       int64_t *blocks_delta)
+{
+	struct czfs_key first = { ino, CZFS_ITEM_CLUSTER, from };
+	struct czfs_key last = { ino, CZFS_ITEM_CLUSTER, CZFS_KEY_OFFSET_MASK };
+	uint64_t freed = 0;
+	int err;
+
+	if (from > CZFS_KEY_OFFSET_MASK)
+		return 0;
+	err = czfs_items_delete(fs, &first, &last, &freed);
+	*blocks_delta -= (int64_t)freed;
+	return err;
+}

@@ -1,0 +1,144 @@
+#!/bin/bash
+# Read-write mounts: files written through the mount read back identical,
+# across unmount and remount (read-write and read-only), after truncates,
+# renames, links, xattrs; fsync'd data survives a killed daemon.
+. "$top_srcdir/tests/integration/lib.sh"
+require_fuse
+
+corpus_unzip "$T/c" "xml reymont"
+"$MKFS" -q -s 2G "$T/img"
+czfs_mount "$T/img" "$T/mnt"
+M=$T/mnt
+
+note "files of every kind written through the mount"
+cp "$T/c/xml" "$M/xml"
+cp "$T/c/reymont" "$M/reymont"
+head -c 3000000 /dev/urandom >"$T/rand"; cp "$T/rand" "$M/rand"
+head -c 1000000 /dev/zero >"$M/zeros"
+for n in 0 1 4095 4096 4097 65535 65536 65537 200000; do
+	head -c "$n" "$T/c/xml" >"$M/part.$n"
+done
+mkdir -p "$M/d1/d2"
+echo deep >"$M/d1/d2/f"
+ln -s ../xml "$M/d1/link"
+ln "$M/part.4096" "$M/d1/hard"
+mkfifo "$M/fifo"
+setfattr -n user.small -v value "$M/xml"
+setfattr -n user.big -v "0x$(head -c 5000 /dev/urandom | xxd -p | tr -d '\n')" "$M/rand"
+# sparse: data far out, holes between
+dd if="$T/c/xml" of="$M/sparse" bs=4096 count=10 seek=100000 status=none
+# overwrite parts of a compressed file in place (read-modify-write)
+cp "$T/c/xml" "$T/xml.mod"
+cp "$T/c/xml" "$M/xml.mod"
+sync "$M/xml.mod"		# stored compressed: the overwrites below read it
+for off in 0 70000 131072 500000 5000000; do
+	for f in "$M/xml.mod" "$T/xml.mod"; do
+		printf 'OVERWRITTEN' | dd of="$f" bs=1 seek="$off" conv=notrunc status=none
+	done
+done
+# truncate down into a cluster, then up again
+cp "$T/c/reymont" "$M/trunc"; cp "$T/c/reymont" "$T/trunc"
+truncate -s 100001 "$M/trunc" "$T/trunc"
+truncate -s 300000 "$M/trunc" "$T/trunc"
+# rename over a file, unlink
+cp "$T/rand" "$M/victim"; mv "$M/part.1" "$M/victim"
+rm "$M/part.0"
+
+check_all() {
+	cmp "$T/c/xml" "$M/xml" && cmp "$T/c/reymont" "$M/reymont" &&
+	cmp "$T/rand" "$M/rand" && cmp <(head -c 1000000 /dev/zero) "$M/zeros" &&
+	cmp "$T/xml.mod" "$M/xml.mod" && cmp "$T/trunc" "$M/trunc" ||
+		fail "$1: contents differ"
+	for n in 4095 4096 4097 65535 65536 65537 200000; do
+		cmp <(head -c "$n" "$T/c/xml") "$M/part.$n" || fail "$1: part.$n"
+	done
+	[ "$(cat "$M/d1/d2/f")" = deep ] || fail "$1: deep file"
+	[ "$(readlink "$M/d1/link")" = ../xml ] || fail "$1: symlink"
+	[ "$(stat -c %h "$M/part.4096")" = 2 ] || fail "$1: hard link count"
+	[ "$(stat -c %i "$M/part.4096")" = "$(stat -c %i "$M/d1/hard")" ] || fail "$1: hard link inode"
+	[ -p "$M/fifo" ] || fail "$1: fifo"
+	[ "$(getfattr --absolute-names --only-values -n user.small "$M/xml")" = value ] || fail "$1: xattr"
+	[ "$(getfattr --absolute-names --only-values -n user.big "$M/rand" | wc -c)" = 5000 ] || fail "$1: big xattr"
+	[ "$(stat -c %s "$M/sparse")" = $((100010 * 4096)) ] || fail "$1: sparse size"
+	cmp <(head -c 40960 "$T/c/xml") <(tail -c 40960 "$M/sparse") || fail "$1: sparse data"
+	cmp -n 409600000 /dev/zero "$M/sparse" || fail "$1: sparse hole"
+	[ "$(stat -c %s "$M/victim")" = 1 ] || fail "$1: rename over a file"
+	[ ! -e "$M/part.0" ] && [ ! -e "$M/part.1" ] || fail "$1: removed names"
+	[ "$(stat -c %h "$M/d1")" = 3 ] || fail "$1: directory link count"
+}
+check_all "while mounted"
+czfs_umount "$M"
+
+note "after remounting read-write and read-only"
+czfs_mount "$T/img" "$M"
+check_all "after a remount"
+# overwrites of clusters read back from the image (read-modify-write)
+for off in 3 65530 262144; do
+	for f in "$M/xml.mod" "$T/xml.mod"; do
+		printf 'AGAIN' | dd of="$f" bs=1 seek="$off" conv=notrunc status=none
+	done
+done
+cmp "$T/xml.mod" "$M/xml.mod" || fail "read-modify-write of stored clusters"
+czfs_umount "$M"
+czfs_mount "$T/img" "$M" -o ro
+check_all "read-only"
+! touch "$M/new" 2>/dev/null || fail "read-only mount took a write"
+czfs_umount "$M"
+
+note "compression control: the user.czfs.compress xattr and extensions"
+czfs_mount "$T/img" "$M" -o nocompress_extension=txt,compress=zstd:5
+seq 1 300000 >"$T/text"
+cp "$T/text" "$M/plain.txt"
+cp "$T/text" "$M/packed.dat"
+: >"$M/switched"
+[ "$(getfattr --absolute-names --only-values -n user.czfs.compress "$M/packed.dat")" = zstd:5 ] ||
+	fail "compress= of new files"
+[ "$(getfattr --absolute-names --only-values -n user.czfs.compress "$M/plain.txt")" = none ] ||
+	fail "nocompress_extension"
+setfattr -n user.czfs.compress -v none "$M/switched"
+cp "$T/text" "$M/switched"
+sync "$M/plain.txt" "$M/packed.dat" "$M/switched"	# fsync: written back
+blocks_text=$(( $(stat -c %s "$T/text") / 4096 ))
+[ "$(stat -c %b "$M/plain.txt")" -ge $((blocks_text * 8)) ] || fail "a .txt file was compressed"
+[ "$(stat -c %b "$M/switched")" -ge $((blocks_text * 8)) ] || fail "compress=none was not applied"
+[ "$(stat -c %b "$M/packed.dat")" -lt $((blocks_text * 4)) ] || fail "a .dat file was not compressed"
+! setfattr -n user.czfs.compress -v brotli "$M/switched" 2>/dev/null || fail "bad algorithm accepted"
+cmp "$T/text" "$M/switched" && cmp "$T/text" "$M/plain.txt" && cmp "$T/text" "$M/packed.dat" ||
+	fail "compression control changed data"
+note "relatime: a read after a change updates the access time"
+# (reads the kernel serves from its page cache never reach the daemon:
+# drop it, so that this one does)
+old=$(stat -c %X "$M/packed.dat")
+sleep 1.1
+sync
+echo 3 >/proc/sys/vm/drop_caches
+cat "$M/packed.dat" >/dev/null
+sleep 1.1			# past the attribute timeout
+[ "$(stat -c %X "$M/packed.dat")" -gt "$old" ] || fail "atime not updated"
+czfs_umount "$M"
+
+note "statfs: writing takes space, deleting gives it back"
+czfs_mount "$T/img" "$M"
+free0=$(stat -f -c %a "$M")
+head -c 20000000 /dev/urandom >"$M/big"
+sync "$M/big"
+free1=$(stat -f -c %a "$M")
+[ "$free1" -lt $((free0 - 4000)) ] || fail "statfs: $free0 -> $free1 after 20 MB"
+rm "$M/big"
+sync -f "$M"
+free2=$(stat -f -c %a "$M")
+[ "$free2" -gt $((free1 + 4000)) ] || fail "statfs: space not given back ($free1 -> $free2)"
+
+note "fsync'd data survives a killed daemon"
+head -c 2000000 /dev/urandom >"$T/durable"
+cp "$T/durable" "$M/durable"
+sync "$M/durable"		# fsync
+echo "not synced" >"$M/volatile"
+pkill -9 -f "czfs-fuse $T/img $M" || fail "no daemon to kill"
+sleep 0.5
+umount -l "$M" 2>/dev/null || true
+for i in "${!CZFS_MOUNTS[@]}"; do [ "${CZFS_MOUNTS[$i]}" = "$M" ] && CZFS_MOUNTS[$i]=""; done
+czfs_mount "$T/img" "$M"
+cmp "$T/durable" "$M/durable" || fail "fsync'd file lost after a crash"
+check_all "after a crash"
+czfs_umount "$M"

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests: changing the tree in transactions — directory entries,
+ * inodes and orphans, xattrs (inline and in blocks), cluster items — and
+ * the space map staying exact across commits and reopens.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/xattr.h>
+
+#include "btree.h"
+#include "cluster.h"
+#include "dir.h"
+#include "fs.h"
+#include "fs_testlib.h"
+#include "inode.h"
+#include "util.h"
+#include "xattr.h"
+
+static struct czfs_fs *fs;
+static struct czfs_bdev *dev;
+
+static void setup(void)
+{
+	dev = make_image();
+	fs = open_fs(dev, true);
+	ck_assert_int_eq(czfs_fs_begin(fs), 0);
+}
+
+static void teardown(void)
+{
+	czfs_fs_close(fs);
+}
+
+/* Commit, then reopen from a copy of the device (checks the space map). */
+static void commit_and_reopen(void)
+{
+	struct czfs_bdev *copy;
+
+	ck_assert_int_eq(czfs_fs_commit(fs), 0);
+	copy = copy_bdev(dev);
+	czfs_fs_close(fs);
+	dev = copy;
+	fs = open_fs(dev, true);
+	ck_assert_int_eq(czfs_fs_begin(fs), 0);
+}
+
+START_TEST(names_are_added_and_removed)
+{
+	uint64_t ino;
+	unsigned type;
+	char name[300];
+
+	for (int i = 0; i < 500; i++) {
+		int len = snprintf(name, sizeof(name), "name-%d", i);
+
+		ck_assert_int_eq(czfs_dir_link(fs, 1, name, (size_t)len, 2 + (unsigned)i % 200,
+					       DT_REG), 0);
+	}
+	ck_assert_int_eq(czfs_dir_link(fs, 1, "name-7", 6, 9, DT_REG), -EEXIST);
+	memset(name, 'x', 256);
+	ck_assert_int_eq(czfs_dir_link(fs, 1, name, 256, 9, DT_REG), -ENAMETOOLONG);
+	ck_assert_int_eq(czfs_dir_link(fs, 1, name, 255, 9, DT_REG), 0);
+	ck_assert_int_eq(czfs_dir_link(fs, 1, "a/b", 3, 9, DT_REG), -EINVAL);
+	ck_assert_int_eq(czfs_dir_is_empty(fs, 1), 0);
+	commit_and_reopen();
+	ck_assert_int_eq(czfs_dir_lookup(fs, 1, "name-321", 8, &ino, &type), 0);
+	ck_assert_uint_eq(ino, 2 + 321 % 200);
+	ck_assert_int_eq(czfs_dir_unlink(fs, 1, "name-321", 8, &ino, &type), 0);
+	ck_assert_int_eq(czfs_dir_lookup(fs, 1, "name-321", 8, &ino, &type), -ENOENT);
+	ck_assert_int_eq(czfs_dir_unlink(fs, 1, "name-321", 8, &ino, &type), -ENOENT);
+	for (int i = 0; i < 500; i++) {
+		int len = snprintf(name, sizeof(name), "name-%d", i);
+
+		if (i != 321)
+			ck_assert_int_eq(czfs_dir_unlink(fs, 1, name, (size_t)len,
+							 &ino, &type), 0);
+	}
+	memset(name, 'x', 255);
+	ck_assert_int_eq(czfs_dir_unlink(fs, 1, name, 255, &ino, &type), 0);
+	ck_assert_int_eq(czfs_dir_is_empty(fs, 1), 1);
+	commit_and_reopen();
+	ck_assert_int_eq(czfs_dir_is_empty(fs, 1), 1);
+}
+END_TEST
+
+START_TEST(inodes_are_created_and_destroyed)
+{
+	struct czfs_inode_info ii = { .mode = S_IFREG | 0600, .nlink = 1,
+				      .cluster_shift = 2, .size = 5 }, got;
+	uint64_t count = fs->cp.inode_count;
+	int64_t delta = 0;
+	char value[5000];
+
+	ck_assert_int_eq(czfs_inode_create(fs, &ii), 0);
+	ck_assert_uint_eq(ii.ino, BASE_INODES + 1);
+	ck_assert_uint_eq(fs->cp.inode_count, count + 1);
+	memset(value, 'v', sizeof(value));
+	ck_assert_int_eq(czfs_xattr_set(fs, ii.ino, "user.big", value, sizeof(value),
+					0, &delta), 0);
+	ck_assert_int_eq(delta, 2);		/* 5000 bytes: two blocks */
+	ck_assert_int_eq(czfs_orphan_add(fs, ii.ino), 0);
+	commit_and_reopen();
+	ck_assert_int_eq(czfs_inode_read(&fs->tree, ii.ino, &got), 0);
+	ck_assert_uint_eq(got.size, 5);
+	uint64_t used = fs->cp.used_blocks;
+	ck_assert_int_eq(czfs_orphan_del(fs, ii.ino), 0);
+	ck_assert_int_eq(czfs_inode_destroy(fs, ii.ino), 0);
+	ck_assert_uint_eq(fs->cp.inode_count, count);
+	commit_and_reopen();
+	ck_assert_int_eq(czfs_inode_read(&fs->tree, ii.ino, &got), -ENOENT);
+	ck_assert_int_eq(czfs_xattr_get(fs, ii.ino, "user.big", NULL, 0), -ENODATA);
+	ck_assert_uint_lt(fs->cp.used_blocks, used);	/* the value's blocks */
+}
+END_TEST
+
+START_TEST(xattrs_follow_create_replace_semantics)
+{
+	int64_t delta = 0;
+	char big[CZFS_XATTR_SIZE_MAX], out[CZFS_XATTR_SIZE_MAX];
+
+	ck_assert_int_eq(czfs_xattr_set(fs, 2, "user.a", "1", 1, XATTR_REPLACE, &delta),
+			 -ENODATA);
+	ck_assert_int_eq(czfs_xattr_set(fs, 2, "user.a", "1", 1, XATTR_CREATE, &delta), 0);
+	ck_assert_int_eq(czfs_xattr_set(fs, 2, "user.a", "2", 1, XATTR_CREATE, &delta),
+			 -EEXIST);
+	ck_assert_int_eq(czfs_xattr_set(fs, 2, "user.a", "22", 2, XATTR_REPLACE, &delta), 0);
+	ck_assert_int_eq(czfs_xattr_set(fs, 2, "other.a", "x", 1, 0, &delta), -EOPNOTSUPP);
+	ck_assert_int_eq(czfs_xattr_set(fs, 2, "user.big", big, sizeof(big) + 1, 0, &delta),
+			 -E2BIG);
+	for (unsigned i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 7);
+	ck_assert_int_eq(czfs_xattr_set(fs, 2, "user.big", big, sizeof(big), 0, &delta), 0);
+	ck_assert_int_eq(delta, 16);
+	for (int i = 0; i < 1000; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "user.many%d", i);
+		ck_assert_int_eq(czfs_xattr_set(fs, 3, name, name, strlen(name), 0, &delta), 0);
+	}
+	commit_and_reopen();
+	ck_assert_int_eq(czfs_xattr_get(fs, 2, "user.a", out, sizeof(out)), 2);
+	ck_assert_int_eq(memcmp(out, "22", 2), 0);
+	ck_assert_int_eq(czfs_xattr_get(fs, 2, "user.big", out, sizeof(out)),
+			 (int)sizeof(big));
+	ck_assert_int_eq(memcmp(out, big, sizeof(big)), 0);
+	ck_assert_int_eq(czfs_xattr_get(fs, 3, "user.many999", out, sizeof(out)), 12);
+	ck_assert_int_gt(czfs_xattr_list(fs, 3, NULL, 0), 1000 * 10);
+	delta = 0;
+	ck_assert_int_eq(czfs_xattr_remove(fs, 2, "user.big", &delta), 0);
+	ck_assert_int_eq(delta, -16);
+	ck_assert_int_eq(czfs_xattr_remove(fs, 2, "user.big", &delta), -ENODATA);
+	commit_and_reopen();
+	ck_assert_int_eq(czfs_xattr_get(fs, 2, "user.big", NULL, 0), -ENODATA);
+	ck_assert_int_eq(czfs_xattr_get(fs, 2, "user.a", NULL, 0), 2);
+}
+END_TEST
+
+START_TEST(cluster_items_replace_and_truncate)
+{
+	struct czfs_inode_info ii;
+	struct czfs_cluster_info ci = { .kind = CZFS_CLUSTER_RAW, .nblocks = 4,
+					.ulen = 16384 }, got;
+	uint8_t inl[CZFS_INLINE_MAX];
+	int64_t delta = 0;
+	uint64_t blk;
+
+	ck_assert_int_eq(czfs_inode_read(&fs->tree, 5, &ii), 0);	/* 16 KiB clusters? */
+	ii.cluster_shift = 2;
+	for (uint64_t idx = 0; idx < 10; idx++) {
+		ck_assert_int_eq(czfs_smap_alloc(&fs->smap, 4, &blk), 0);
+		ci.blkaddr = blk;
+		ck_assert_int_eq(czfs_cluster_set(fs, 5, idx, &ci, &delta), 0);
+	}
+	ck_assert_int_eq(delta, 40);
+	/* replacing a cluster frees the old extent */
+	ck_assert_int_eq(czfs_smap_alloc(&fs->smap, 4, &blk), 0);
+	ci.blkaddr = blk;
+	ck_assert_int_eq(czfs_cluster_set(fs, 5, 3, &ci, &delta), 0);
+	ck_assert_int_eq(delta, 40);
+	/* a hole deletes the item */
+	ci.kind = CZFS_CLUSTER_HOLE;
+	ck_assert_int_eq(czfs_cluster_set(fs, 5, 4, &ci, &delta), 0);
+	ck_assert_int_eq(delta, 36);
+	ck_assert_int_eq(czfs_clusters_drop(fs, 5, 7, &delta), 0);
+	ck_assert_int_eq(delta, 24);
+	commit_and_reopen();
+	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 3, &got, inl), 0);
+	ck_assert_uint_eq(got.blkaddr, blk);
+	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 4, &got, inl), 0);
+	ck_assert_uint_eq(got.kind, CZFS_CLUSTER_HOLE);
+	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 8, &got, inl), 0);
+	ck_assert_uint_eq(got.kind, CZFS_CLUSTER_HOLE);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("update");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, names_are_added_and_removed);
+	tcase_add_test(tc, inodes_are_created_and_destroyed);
+	tcase_add_test(tc, xattrs_follow_create_replace_semantics);
+	tcase_add_test(tc, cluster_items_replace_and_truncate);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit test helpers: a small image in memory, opened through the library. */
+#ifndef CZFS_FS_TESTLIB_H
+#define CZFS_FS_TESTLIB_H
+
+#include <stdbool.h>
+
+#include "bdev.h"
+#include "fs.h"
+
+#define MAX_BLOCKS	4096
+#define BASE_INODES	300
+
+/* An image with a root directory and inodes 2..BASE_INODES (empty files). */
+struct czfs_bdev *make_image(void);
+/* A copy of a device's bytes: what a crash would leave. */
+struct czfs_bdev *copy_bdev(struct czfs_bdev *src);
+/* Open (taking ownership of b), asserting success. */
+struct czfs_fs *open_fs(struct czfs_bdev *b, bool rw);
+
+#endif
