@@ -2,11 +2,55 @@
 /* Cluster items of a file: replace one, drop a tail (in a transaction). */
 #include "config.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdev.h"
 #include "btree.h"
 #include "cluster.h"
 #include "fs.h"
 #include "inode.h"
+#include "super.h"
 #include "util.h"
+
+static uint32_t alg_feature(unsigned alg)
+{
+	if (alg == CZFS_ALG_LZ4 || alg == CZFS_ALG_LZ4HC)
+		return CZFS_FEATURE_INCOMPAT_LZ4;
+	return alg == CZFS_ALG_ZSTD ? CZFS_FEATURE_INCOMPAT_ZSTD : 0;
+}
+
+/*
+ * A cluster of an algorithm the superblock does not announce: old readers
+ * must refuse the image from now on, so the superblock gets the feature
+ * bit first (in place; the commit's flush orders it before the checkpoint
+ * that names the cluster; a failed transaction only leaves an extra bit).
+ */
+static int announce_alg(struct czfs_fs *fs, const struct czfs_cluster_info *ci)
+{
+	uint32_t bit = 0;
+	struct czfs_sb_info sb = fs->sb;
+	void *blk;
+	int err;
+
+	if (ci->kind == CZFS_CLUSTER_COMPRESSED ||
+	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED)
+		bit = alg_feature(ci->alg);
+	if (!bit || (fs->sb.feature_incompat & bit))
+		return 0;
+	blk = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
+	if (!blk)
+		return -ENOMEM;
+	memset(blk, 0, CZFS_BLOCK_SIZE);
+	sb.feature_incompat |= bit;
+	czfs_super_encode(&sb, blk);
+	err = czfs_bdev_write(fs->bdev, blk, CZFS_BLOCK_SIZE,
+			      (uint64_t)CZFS_SB_BLKADDR << CZFS_BLOCK_SHIFT);
+	if (!err)
+		fs->sb.feature_incompat = sb.feature_incompat;
+	free(blk);
+	return err;
+}
 
 int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 		     const struct czfs_cluster_info *ci, int64_t *blocks_delta)
@@ -17,6 +61,9 @@ int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 	uint64_t freed = 0;
 	int n, err;
 
+	err = announce_alg(fs, ci);
+	if (err)
+		return err;
 	n = czfs_btree_lookup(&fs->tree, &key, old, sizeof(old));
 	if (n > (int)sizeof(old))
 		return -EFSCORRUPTED;

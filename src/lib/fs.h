@@ -110,7 +110,9 @@ int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
  * exclusive).  czfs_cluster_set: cluster idx of ino becomes ci (a hole
  * deletes the item); the blocks of the old extent are freed, those of the
  * new one were allocated and written by the caller; *blocks_delta gets the
- * change of the inode's block count.  czfs_clusters_drop: delete clusters
+ * change of the inode's block count; a compressed cluster of an algorithm
+ * the superblock does not announce first sets its feature bit (superblock
+ * rewritten in place).  czfs_clusters_drop: delete clusters
  * idx >= from (truncate), freeing their blocks.  0 or -errno.
  */
 int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
