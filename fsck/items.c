@@ -11,7 +11,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "acl.h"
 #include "bdev.h"
 #include "cluster.h"
 #include "crc32c.h"
@@ -137,6 +139,26 @@ static bool xattr_dup(const void *val, unsigned pos, const struct czfs_xattr *x)
 	return false;
 }
 
+/* An ACL is well formed, and an access ACL agrees with the mode. */
+static void xattr_acl(struct fsck_ctx *c, uint64_t ino,
+		      const struct czfs_xattr *x, const char *name)
+{
+	bool access = !strcmp(name, CZFS_ACL_ACCESS);
+	mode_t perm;
+	int ret;
+
+	if (!x->value || (!access && strcmp(name, CZFS_ACL_DEFAULT)))
+		return;
+	ret = czfs_acl_mode(x->value, x->value_len, &perm);
+	if (ret < 0)
+		fsck_error(c, "inode %" PRIu64 ": xattr '%s': malformed ACL",
+			   ino, name);
+	else if (access && c->cur && c->cur->ino == ino && c->cur_ok &&
+		 perm != (c->cur->mode & 0777))
+		fsck_error(c, "inode %" PRIu64 ": access ACL gives mode %04o, the inode has %04o",
+			   ino, (unsigned)perm, c->cur->mode & 0777);
+}
+
 static void item_xattr(struct fsck_ctx *c, const struct czfs_key *key,
 		       const void *val, unsigned len)
 {
@@ -159,6 +181,7 @@ static void item_xattr(struct fsck_ctx *c, const struct czfs_key *key,
 				   key->objectid, name);
 		if (!x.value)
 			xattr_external(c, key->objectid, &x, name);
+		xattr_acl(c, key->objectid, &x, name);
 		at = pos;
 	}
 	if (ret < 0) {

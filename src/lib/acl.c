@@ -66,6 +66,64 @@ int czfs_acl_valid(const void *val, size_t len)
 	return !(seen & (TAG_USER | TAG_GROUP)) || (seen & TAG_MASK);
 }
 
+int czfs_acl_mode(const void *val, size_t len, mode_t *perm)
+{
+	const uint8_t *p = val;
+	unsigned group = 0, mask = 0;
+	bool has_mask = false, named = false;
+	mode_t m = 0;
+
+	if (!czfs_acl_valid(val, len))
+		return -EINVAL;
+	for (size_t off = HDR; off < len; off += ENT) {
+		struct acl_entry e;
+		unsigned bits;
+
+		memcpy(&e, p + off, ENT);
+		bits = le16_to_cpu(e.perm);
+		switch (le16_to_cpu(e.tag)) {
+		case TAG_USER_OBJ: m |= bits << 6; break;
+		case TAG_GROUP_OBJ: group = bits; break;
+		case TAG_MASK: mask = bits; has_mask = true; break;
+		case TAG_OTHER: m |= bits; break;
+		default: named = true; break;
+		}
+	}
+	*perm = m | ((has_mask ? mask : group) << 3);
+	return !named && !has_mask;
+}
+
+int czfs_acl_chmod(void *val, size_t len, mode_t mode)
+{
+	uint8_t *p = val;
+	size_t group_at = 0, mask_at = 0;
+
+	if (!czfs_acl_valid(val, len))
+		return -EINVAL;
+	for (size_t off = HDR; off < len; off += ENT) {
+		struct acl_entry e;
+
+		memcpy(&e, p + off, ENT);
+		switch (le16_to_cpu(e.tag)) {
+		case TAG_USER_OBJ: e.perm = cpu_to_le16((mode >> 6) & 7); break;
+		case TAG_GROUP_OBJ: group_at = off; break;
+		case TAG_MASK: mask_at = off; break;
+		case TAG_OTHER: e.perm = cpu_to_le16(mode & 7); break;
+		default: break;
+		}
+		memcpy(p + off, &e, ENT);
+	}
+	{
+		size_t at = mask_at ? mask_at : group_at;
+		struct acl_entry e;
+
+		memcpy(&e, p + at, ENT);
+		e.perm = cpu_to_le16((mode >> 3) & 7);
+		memcpy(p + at, &e, ENT);
+	}
+	return 0;
+}
+
 int czfs_acl_inherit(const void *dflt, size_t dlen, mode_t *mode, void *acl,
 		     size_t cap, size_t *acl_len)
 {
