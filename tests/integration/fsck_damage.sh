@@ -120,9 +120,22 @@ czfs_umount "$T/mnt"
 damage "a leaf" flip_block "$T/bad" "$("$LOCATE" "$T/good" many/f2500 leaf)" 2000
 expect_fsck "$T/bad" 4 "node [0-9]*: damaged; the items from key"
 grep -q "bad checksum" <<<"$out" || fail "no checksum message: $out"
+before=$(grep "^fsck.czfs: [a-z]" <<<"$out" | grep -v "problem")
+[ -n "$before" ] || fail "no problem lines: $out"
 czfs_mount "$T/bad" "$T/mnt"
 expect_eio stat "$T/mnt/many/f2500"
 cmp "$T/src/xml" "$T/mnt/xml" || fail "xml unreadable"
+# writes: through the damage they fail, elsewhere they work and commit
+expect_eio touch "$T/mnt/many/f2500"
+expect_eio rm "$T/mnt/many/f2500"
+echo new >"$T/mnt/d1/new" || fail "write beside the damage"
+czfs_umount "$T/mnt"
+# the damage did not spread: the same error, nothing else
+expect_fsck "$T/bad" 4 "node [0-9]*: damaged; the items from key"
+[ "$(grep "^fsck.czfs: [a-z]" <<<"$out" | grep -v "problem")" = "$before" ] ||
+	fail "the problems changed after writes beside the damage: $out"
+czfs_mount "$T/bad" "$T/mnt" -o ro
+cmp <(echo new) "$T/mnt/d1/new" || fail "the write beside the damage is lost"
 czfs_umount "$T/mnt"
 
 node=$("$LOCATE" "$T/good" many/f2500 node 1)
@@ -188,7 +201,13 @@ expect_fsck "$T/bad" 0 "clean" --fast
 czfs_mount "$T/bad" "$T/mnt"
 expect_eio cat "$T/mnt/xml"
 rest_reads
+# a write into the damaged cluster needs its old data: EIO; elsewhere fine
+expect_eio dd if=/dev/zero of="$T/mnt/xml" bs=100 count=1 \
+	seek=$(( 3 * 16384 / 100 + 1 )) conv=notrunc status=none
+dd if=/dev/zero of="$T/mnt/xml" bs=4096 count=1 conv=notrunc status=none ||
+	fail "write to an undamaged cluster"
 czfs_umount "$T/mnt"
+expect_fsck "$T/bad" 4 "cluster 3 (block $blk): data damaged"
 
 damage "a space-map bitmap block" \
 	flip_block "$T/bad" "$("$LOCATE" "$T/good" - bitmap 0)" 10
