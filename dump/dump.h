@@ -33,8 +33,6 @@ int dump_inode(struct dump_ctx *d, uint64_t ino);
 /* Walk every node and item; print the statistics.  0 or -errno. */
 int dump_stats(struct dump_ctx *d);
 
-/* "regular file", "directory", ... for a mode. */
-const char *dump_type_name(uint32_t mode);
 /* "raw", "compressed", "inline", "inline-compressed". */
 const char *dump_kind_name(unsigned kind);
 

@@ -16,19 +16,6 @@
 #include "util.h"
 #include "xattr.h"
 
-const char *dump_type_name(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG: return "regular file";
-	case S_IFDIR: return "directory";
-	case S_IFLNK: return "symlink";
-	case S_IFCHR: return "character device";
-	case S_IFBLK: return "block device";
-	case S_IFIFO: return "fifo";
-	case S_IFSOCK: return "socket";
-	default: return "unknown";
-	}
-}
 
 const char *dump_kind_name(unsigned kind)
 {
@@ -48,7 +35,7 @@ static void show_fields(struct dump_ctx *d, const struct czfs_inode_info *ii)
 	struct dout *o = &d->out;
 
 	dout_u64(o, "ino", ii->ino);
-	dout_str(o, "type", dump_type_name(ii->mode));
+	dout_str(o, "type", czfs_inode_type_name(ii->mode));
 	dout_oct(o, "mode", ii->mode);
 	dout_u64(o, "nlink", ii->nlink);
 	dout_u64(o, "uid", ii->uid);

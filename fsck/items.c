@@ -20,6 +20,8 @@
 #include "dir.h"
 #include "fsck.h"
 #include "hash.h"
+#include "inode.h"
+#include "super.h"
 #include "util.h"
 #include "xattr.h"
 
@@ -42,18 +44,6 @@ struct fsck_inode *fsck_inode_find(struct fsck_ctx *c, uint64_t ino)
 		       ino_cmp);
 }
 
-static const char *type_name(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG: return "regular file";
-	case S_IFDIR: return "directory";
-	case S_IFLNK: return "symlink";
-	case S_IFCHR: return "character device";
-	case S_IFBLK: return "block device";
-	case S_IFIFO: return "fifo";
-	default: return "socket";
-	}
-}
 
 /* ---- orphan and inode items -------------------------------------------- */
 
@@ -239,7 +229,7 @@ static int item_dentry(struct fsck_ctx *c, const struct czfs_key *key,
 	    !(c->cur_said & SAID_NOT_DIR)) {
 		c->cur_said |= SAID_NOT_DIR;
 		fsck_error(c, "inode %" PRIu64 ": directory entries in a %s",
-			   key->objectid, type_name(c->cur_ii.mode));
+			   key->objectid, czfs_inode_type_name(c->cur_ii.mode));
 	}
 	while (!err && (ret = czfs_dentry_next(val, len, &pos, &de)) > 0) {
 		err = dentry_one(c, key, val, at, &de);
@@ -256,12 +246,6 @@ static int item_dentry(struct fsck_ctx *c, const struct czfs_key *key,
 
 /* ---- clusters and their data --------------------------------------------- */
 
-static uint32_t alg_feature(unsigned alg)
-{
-	if (alg == CZFS_ALG_LZ4 || alg == CZFS_ALG_LZ4HC)
-		return CZFS_FEATURE_INCOMPAT_LZ4;
-	return alg == CZFS_ALG_ZSTD ? CZFS_FEATURE_INCOMPAT_ZSTD : 0;
-}
 
 /* Bytes of the file cluster idx stands for; 0 if past EOF. */
 static uint32_t cluster_span(const struct czfs_inode_info *ii, uint64_t idx)
@@ -297,7 +281,7 @@ static bool cluster_owner_ok(struct fsck_ctx *c, uint64_t ino)
 	if (!(c->cur_said & SAID_NOT_FILE)) {
 		c->cur_said |= SAID_NOT_FILE;
 		fsck_error(c, "inode %" PRIu64 ": cluster items in a %s", ino,
-			   type_name(mode));
+			   czfs_inode_type_name(mode));
 	}
 	return false;
 }
@@ -348,7 +332,7 @@ static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 		damaged_cluster_refs(c, val, len);
 		return 0;
 	}
-	c->incompat_used |= alg_feature(ci.alg);
+	c->incompat_used |= czfs_alg_feature(ci.alg);
 	if (ci.nblocks) {
 		if (c->cur)
 			c->cur->blocks_found += ci.nblocks;

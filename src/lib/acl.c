@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/types.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "acl.h"
@@ -93,6 +94,14 @@ int czfs_acl_mode(const void *val, size_t len, mode_t *perm)
 	return !named && !has_mask;
 }
 
+/* Entry at off of an ACL gets perm. */
+static void entry_set_perm(uint8_t *acl, size_t off, unsigned perm)
+{
+	__le16 p = cpu_to_le16((uint16_t)perm);
+
+	memcpy(acl + off + offsetof(struct acl_entry, perm), &p, sizeof(p));
+}
+
 int czfs_acl_chmod(void *val, size_t len, mode_t mode)
 {
 	uint8_t *p = val;
@@ -101,26 +110,19 @@ int czfs_acl_chmod(void *val, size_t len, mode_t mode)
 	if (!czfs_acl_valid(val, len))
 		return -EINVAL;
 	for (size_t off = HDR; off < len; off += ENT) {
-		struct acl_entry e;
+		__le16 tag;
 
-		memcpy(&e, p + off, ENT);
-		switch (le16_to_cpu(e.tag)) {
-		case TAG_USER_OBJ: e.perm = cpu_to_le16((mode >> 6) & 7); break;
+		memcpy(&tag, p + off, sizeof(tag));
+		switch (le16_to_cpu(tag)) {
+		case TAG_USER_OBJ: entry_set_perm(p, off, (mode >> 6) & 7); break;
 		case TAG_GROUP_OBJ: group_at = off; break;
 		case TAG_MASK: mask_at = off; break;
-		case TAG_OTHER: e.perm = cpu_to_le16(mode & 7); break;
+		case TAG_OTHER: entry_set_perm(p, off, mode & 7); break;
 		default: break;
 		}
-		memcpy(p + off, &e, ENT);
 	}
-	{
-		size_t at = mask_at ? mask_at : group_at;
-		struct acl_entry e;
-
-		memcpy(&e, p + at, ENT);
-		e.perm = cpu_to_le16((mode >> 3) & 7);
-		memcpy(p + at, &e, ENT);
-	}
+	/* the group class: the mask when there is one, else the owning group */
+	entry_set_perm(p, mask_at ? mask_at : group_at, (mode >> 3) & 7);
 	return 0;
 }
 

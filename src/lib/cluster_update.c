@@ -13,12 +13,6 @@
 #include "super.h"
 #include "util.h"
 
-static uint32_t alg_feature(unsigned alg)
-{
-	if (alg == CZFS_ALG_LZ4 || alg == CZFS_ALG_LZ4HC)
-		return CZFS_FEATURE_INCOMPAT_LZ4;
-	return alg == CZFS_ALG_ZSTD ? CZFS_FEATURE_INCOMPAT_ZSTD : 0;
-}
 
 /*
  * A cluster of an algorithm the superblock does not announce: old readers
@@ -35,7 +29,7 @@ static int announce_alg(struct czfs_fs *fs, const struct czfs_cluster_info *ci)
 
 	if (ci->kind == CZFS_CLUSTER_COMPRESSED ||
 	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED)
-		bit = alg_feature(ci->alg);
+		bit = czfs_alg_feature(ci->alg);
 	if (!bit || (fs->sb.feature_incompat & bit))
 		return 0;
 	blk = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
