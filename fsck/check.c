@@ -45,9 +45,9 @@ static void check_features(struct fsck_ctx *c)
 	uint32_t missing = c->incompat_used & ~c->fs->sb.feature_incompat;
 
 	if (missing & CZFS_FEATURE_INCOMPAT_LZ4)
-		fsck_error(c, "superblock: lz4 clusters, but no lz4 feature bit");
+		fsck_fixable(c, "superblock: lz4 clusters, but no lz4 feature bit");
 	if (missing & CZFS_FEATURE_INCOMPAT_ZSTD)
-		fsck_error(c, "superblock: zstd clusters, but no zstd feature bit");
+		fsck_fixable(c, "superblock: zstd clusters, but no zstd feature bit");
 }
 
 int fsck_check(struct fsck_ctx *c)

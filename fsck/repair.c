@@ -274,6 +274,8 @@ static int repair_all(struct repair *r)
 		if (fsck_vec_at(fixes, struct fsck_fix, i)->what & FIX_ATTACH)
 			r->attach++;
 	err = czfs_fs_begin(r->fs);
+	if (!err)	/* announced before the commit, as the write path does */
+		err = czfs_fs_add_features(r->fs, r->c->incompat_used);
 	if (!err)
 		err = repair_space(r);
 	if (!err)

@@ -2,10 +2,6 @@
 /* Cluster items of a file: replace one, drop a tail (in a transaction). */
 #include "config.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-#include "bdev.h"
 #include "btree.h"
 #include "cluster.h"
 #include "fs.h"
@@ -13,37 +9,13 @@
 #include "super.h"
 #include "util.h"
 
-
-/*
- * A cluster of an algorithm the superblock does not announce: old readers
- * must refuse the image from now on, so the superblock gets the feature
- * bit first (in place; the commit's flush orders it before the checkpoint
- * that names the cluster; a failed transaction only leaves an extra bit).
- */
+/* Old readers must refuse an image once it holds a new algorithm's clusters. */
 static int announce_alg(struct czfs_fs *fs, const struct czfs_cluster_info *ci)
 {
-	uint32_t bit = 0;
-	struct czfs_sb_info sb = fs->sb;
-	void *blk;
-	int err;
-
-	if (ci->kind == CZFS_CLUSTER_COMPRESSED ||
-	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED)
-		bit = czfs_alg_feature(ci->alg);
-	if (!bit || (fs->sb.feature_incompat & bit))
+	if (ci->kind != CZFS_CLUSTER_COMPRESSED &&
+	    ci->kind != CZFS_CLUSTER_INLINE_COMPRESSED)
 		return 0;
-	blk = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
-	if (!blk)
-		return -ENOMEM;
-	memset(blk, 0, CZFS_BLOCK_SIZE);
-	sb.feature_incompat |= bit;
-	czfs_super_encode(&sb, blk);
-	err = czfs_bdev_write(fs->bdev, blk, CZFS_BLOCK_SIZE,
-			      (uint64_t)CZFS_SB_BLKADDR << CZFS_BLOCK_SHIFT);
-	if (!err)
-		fs->sb.feature_incompat = sb.feature_incompat;
-	free(blk);
-	return err;
+	return czfs_fs_add_features(fs, czfs_alg_feature(ci->alg));
 }
 
 int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,

@@ -83,6 +83,14 @@ void czfs_fs_close(struct czfs_fs *fs);		/* accepts NULL */
 int czfs_fs_begin(struct czfs_fs *fs);
 int czfs_fs_commit(struct czfs_fs *fs);
 
+/*
+ * Announce incompat feature bits in the superblock (rewritten in place,
+ * block 0) before a commit names what needs them: the commit's first flush
+ * orders it.  A no-op when the bits are there.  Writable fs, fs->lock held
+ * exclusive.  0 or an I/O error (fs->sb unchanged then).
+ */
+int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat);
+
 /* ---- file data (fileread.c) -------------------------------------------- */
 
 /*

@@ -259,6 +259,13 @@ rest_reads
 czfs_umount "$T/mnt"
 repairs "$T/bad"
 
+damage "a missing feature bit" "$CORRUPT" "$T/bad" sb-byte 16 0
+expect_fsck "$T/bad" 4 "lz4 clusters, but no lz4 feature bit"
+repairs "$T/bad"
+"$DUMP" -j -S "$T/bad" | python3 -c 'import json, sys
+sys.exit(json.load(sys.stdin)["superblock"]["feature_incompat"] & 1 == 0)' ||
+	fail "the lz4 bit is not back in the superblock"
+
 damage "a wrong inode count" "$CORRUPT" "$T/bad" inode-count 2
 expect_fsck "$T/bad" 4 "inode_count [0-9]*, the tree holds"
 repairs "$T/bad"
