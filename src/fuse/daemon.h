@@ -43,12 +43,13 @@ struct czfs_mount_opts {
 	unsigned workers;		/* prefetch threads, 0 = online CPUs */
 	uint64_t readahead;		/* max prefetch window, bytes */
 	uint64_t kernel_readahead;	/* the mount's bdi readahead, 0 = as is */
-	bool direct_io;			/* O_DIRECT on the image */
+	/* fuse_opt stores an int through the flags it sets (CZFS_OPT) */
+	int direct_io;			/* O_DIRECT on the image */
 	enum czfs_map_mode map;		/* window strategy */
 	bool map_slots;			/* map scattered pages into slots,
 					 * do not copy them through a buffer */
 	uint64_t max_request;		/* backing request size, bytes */
-	bool unaligned;			/* cut requests from each run's start */
+	int unaligned;			/* cut requests from each run's start */
 	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
 	bool ro;			/* read-only mount */
 	int atime;			/* CZFS_ATIME_* */
@@ -92,6 +93,7 @@ struct czfs_daemon {
 	atomic_ullong items_version;	/* bumped by every cluster item change */
 	char *mountpoint;		/* absolute */
 	struct fuse_session *se;	/* for notifications to the kernel */
+	atomic_bool serving;		/* the session loop runs: notify */
 	/* Staged pages of all streams, kept under a quarter of the pool so
 	 * that they never starve the cluster cache (staging.c). */
 	atomic_ullong staged_pages;
@@ -154,6 +156,11 @@ void czfs_ops_file(struct fuse_lowlevel_ops *ops);
 void czfs_ops_write(struct fuse_lowlevel_ops *ops);
 /* open(O_TRUNC) of an existing file: size 0, mtime and ctime now. */
 int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi);
+/* Write size bytes at off into mi's clusters: bytes written (short only on
+ * an error after some were) or -errno. */
+long czfs_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
+		   const void *buf, size_t size, uint64_t off);
+void czfs_ops_copy(struct fuse_lowlevel_ops *ops);
 void czfs_ops_ns(struct fuse_lowlevel_ops *ops);
 
 /* Open a file create() just made (ops_file.c). */
@@ -207,6 +214,7 @@ int czfs_decode_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 struct czfs_cluster_batch {
 	uint64_t first;
 	unsigned n;
+	unsigned long long version;	/* dm->items_version before the lookup */
 	struct czfs_cluster_info ci[CZFS_BATCH_MAX];
 	uint8_t inl[CZFS_BATCH_MAX][CZFS_INLINE_MAX];
 };
@@ -218,7 +226,8 @@ uint64_t czfs_batch_run_end(const struct czfs_cluster_batch *b, unsigned i);
 int czfs_load_apart(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		    const struct czfs_cluster_info *ci, struct czfs_centry *e);
 
-/* Fill b->ci for b->first, b->n with one walk of the tree: 0 or -errno. */
+/* Fill b->ci for b->first, b->n with one walk of the tree, and b->version:
+ * 0 or -errno. */
 int czfs_lookup_clusters(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 			 struct czfs_cluster_batch *b);
 

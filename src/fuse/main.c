@@ -235,6 +235,11 @@ static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 	 * here, so the umask comes to us (DONT_MASK) to apply only without. */
 	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK))
 		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+	/* No FUSE writeback cache: measured, the kernel then hands over each
+	 * dirty 4 KiB page alone (fio 4k randwrite: 7100 IOPS without it,
+	 * 410 with), every one a read-modify-write of a compressed cluster;
+	 * 1 MiB writes already arrive whole without it. */
+	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
 			FUSE_CAP_SPLICE_MOVE);
 }
@@ -343,6 +348,7 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 	czfs_ops_file(&ops);
 	if (!dm->opts.ro) {
 		czfs_ops_write(&ops);
+		czfs_ops_copy(&ops);
 		czfs_ops_ns(&ops);
 	}
 	se = fuse_session_new(args, &ops, sizeof(ops), dm);
@@ -367,8 +373,10 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 	fuse_loop_cfg_set_max_threads(lc, cli->max_threads);
 	if (cli->max_idle_threads != UINT_MAX)
 		fuse_loop_cfg_set_idle_threads(lc, cli->max_idle_threads);
+	atomic_store(&dm->serving, true);
 	ret = cli->singlethread ? fuse_session_loop(se) :
 				  fuse_session_loop_mt(se, lc);
+	atomic_store(&dm->serving, false);	/* the device may be gone */
 	ret = ret ? 1 : 0;
 	fuse_loop_cfg_destroy(lc);
 out_unmount:

@@ -107,6 +107,10 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	pthread_mutex_lock(&mi->lock);
 	err = czfs_mark_dirty(dm, mi, e);
 	if (!err) {
+		/* bytes past the end of the file are not its data */
+		if (mi->ii.size < pos - in + e->len)
+			e->len = (uint32_t)(mi->ii.size > pos - in ?
+					    mi->ii.size - (pos - in) : 0);
 		fill(dm, e, in, buf, n);
 		mi->ii.size = MAX(mi->ii.size, pos + n);
 	}
@@ -116,9 +120,10 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return err;
 }
 
-static long do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
-		     const char *buf, size_t size, uint64_t off)
+long czfs_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
+		   const void *data, size_t size, uint64_t off)
 {
+	const char *buf = data;
 	struct czfs_inode_info ii;
 	size_t done = 0;
 	int err = 0;
@@ -152,7 +157,7 @@ static void czfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		       size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
-	long n = do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
+	long n = czfs_do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
 
 	if (n < 0)
 		fuse_reply_err(req, czfs_reply_errno((int)n));
@@ -227,10 +232,14 @@ static int make_holes(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return err;
 }
 
-/* Zero [pos, pos + n) inside one cluster (a partial hole or a truncated
- * tail), read-modify-write. */
+/*
+ * Zero [pos, pos + n) inside one cluster, read-modify-write; with cut, the
+ * cluster ends at pos (a truncated tail).  The length changes with the
+ * dirty mark, under mi->lock, so a writeback that took the cluster before
+ * sees a new write count and writes it again.
+ */
 static int zero_in_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
-			   uint64_t pos, uint64_t n)
+			   uint64_t pos, uint64_t n, bool cut)
 {
 	struct czfs_inode_info ii;
 	uint64_t cbytes, in;
@@ -257,6 +266,8 @@ static int zero_in_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 		run_pages(e, pages);
 		czfs_memcpy_to_pages(dm->pool, pages, in, zeros,
 				     MIN(n, (uint64_t)e->len - in));
+		if (cut)
+			e->len = (uint32_t)in;
 	}
 	pthread_mutex_unlock(&mi->lock);
 	if (err)
@@ -278,16 +289,12 @@ static int do_truncate(struct czfs_daemon *dm, struct czfs_minode *mi,
 	if (size < ii.size) {
 		err = make_holes(dm, mi, DIV_ROUND_UP(size, cbytes), UINT64_MAX);
 		if (!err && size % cbytes)
-			err = zero_in_cluster(dm, mi, size, cbytes - size % cbytes);
+			err = zero_in_cluster(dm, mi, size,
+					      cbytes - size % cbytes, true);
 	}
 	if (err)
 		return err;
 	pthread_mutex_lock(&mi->lock);
-	/* what the last cluster holds past the new end is not the file's */
-	for (unsigned i = 0; i < mi->ndirty; i++)
-		if (mi->dirty[i]->idx == size / cbytes &&
-		    mi->dirty[i]->len > size % cbytes)
-			mi->dirty[i]->len = (uint32_t)(size % cbytes);
 	mi->ii.size = size;
 	pthread_mutex_unlock(&mi->lock);
 	return 0;
@@ -427,14 +434,14 @@ static int punch(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t off,
 	first = DIV_ROUND_UP(off, cbytes);
 	last = end / cbytes;		/* clusters [first, last) go whole */
 	if (first > last) {		/* inside one cluster */
-		return zero_in_cluster(dm, mi, off, end - off);
+		return zero_in_cluster(dm, mi, off, end - off, false);
 	}
 	if (off % cbytes)
-		err = zero_in_cluster(dm, mi, off, first * cbytes - off);
+		err = zero_in_cluster(dm, mi, off, first * cbytes - off, false);
 	if (!err)
 		err = make_holes(dm, mi, first, last);
 	if (!err && end % cbytes && last * cbytes < end)
-		err = zero_in_cluster(dm, mi, last * cbytes, end - last * cbytes);
+		err = zero_in_cluster(dm, mi, last * cbytes, end - last * cbytes, false);
 	return err;
 }
 

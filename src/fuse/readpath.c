@@ -154,9 +154,16 @@ int czfs_decode_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 	struct czfs_thread *t;
 	int err;
 
-	e->len = (uint32_t)MIN(cbytes, ii->size - e->idx * cbytes);
-	if (ci->kind == CZFS_CLUSTER_HOLE)
+	/*
+	 * A stored cluster holds ci->ulen bytes, whatever size the caller's
+	 * (possibly older) copy of the inode gives: a shorter length would
+	 * let a later write zero what lies between.  A hole has no pages.
+	 */
+	if (ci->kind == CZFS_CLUSTER_HOLE) {
+		e->len = (uint32_t)MIN(cbytes, ii->size - e->idx * cbytes);
 		return 0;
+	}
+	e->len = ci->ulen;
 	t = czfs_thread_get();
 	if (!t)
 		return -ENOMEM;
@@ -215,6 +222,7 @@ int czfs_lookup_clusters(struct czfs_daemon *dm, const struct czfs_inode_info *i
 	int err;
 
 	memset(b->ci, 0, sizeof(b->ci[0]) * b->n);	/* CZFS_CLUSTER_HOLE */
+	b->version = atomic_load(&dm->items_version);
 	pthread_rwlock_rdlock(&dm->fs->lock);
 	err = czfs_btree_iterate(&dm->fs->tree, &lo, &hi, collect_item, &c);
 	pthread_rwlock_unlock(&dm->fs->lock);

@@ -66,6 +66,16 @@ static int load_one(struct czfs_daemon *dm, struct czfs_stream *s,
 			czfs_ccache_put(dm->cc, e);
 		return ret == -EAGAIN ? 0 : ret;
 	}
+	/*
+	 * The batch was looked up before e was claimed: a writeback may
+	 * have changed the items since, and the cluster left the cache.
+	 * Now that e is claimed they change only through it (a truncate
+	 * drops it), so one more lookup is current.
+	 */
+	if (atomic_load(&dm->items_version) != b->version)
+		ret = czfs_lookup_clusters(dm, &s->ii, b);
+	if (ret < 0)
+		goto out;
 	if (ci->kind == CZFS_CLUSTER_RAW || ci->kind == CZFS_CLUSTER_COMPRESSED) {
 		ret = czfs_staging_get(dm, s->stg, ci->blkaddr, ci->nblocks,
 				       czfs_batch_run_end(b, i), true, pages, &ref);
@@ -77,6 +87,7 @@ static int load_one(struct czfs_daemon *dm, struct czfs_stream *s,
 	} else {
 		ret = czfs_decode_cluster(dm, &s->ii, ci, NULL, e);
 	}
+out:
 	atomic_fetch_add(&dm->st.loads_prefetch, 1);
 	if (ret)
 		atomic_fetch_add(&dm->st.load_errors, 1);

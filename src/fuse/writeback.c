@@ -304,7 +304,7 @@ int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi)
 	if (!err)
 		err = wb_link(dm, mi, ws, n);
 	/* the block count changed: the kernel's cached attributes are stale */
-	if (!err && dm->se)
+	if (!err && atomic_load(&dm->serving))
 		fuse_lowlevel_notify_inval_inode(dm->se, mi->ino, -1, 0);
 	if (err) {
 		for (unsigned i = 0; i < n; i++)	/* written, not linked */

@@ -1,8 +1,7 @@
 # Read-write tests (issue 5).  They take their target from CZFS_RW_TARGET
 # (czfs by default; tmpfs or ext4 to check the harness itself, see
-# tests/integration/rwlib.sh).  Not in TESTS yet: the czfs mount is
-# read-only until the write path lands, which then adds
-#   TESTS += $(RW_TESTS)
+# tests/integration/rwlib.sh).  They run with every other test in
+# `make check`; `make check-rw` runs just them.
 RW_TESTS = \
 	tests/integration/rw_posix.sh \
 	tests/integration/rw_fsx.sh \
@@ -10,6 +9,7 @@ RW_TESTS = \
 	tests/integration/rw_enospc.sh \
 	tests/integration/rw_crash.sh \
 	tests/integration/rw_fio.sh
+TESTS += $(RW_TESTS)
 EXTRA_DIST += $(RW_TESTS) tests/integration/rwlib.sh \
 	tests/integration/rw_posix.py tests/integration/rw_stress.py \
 	tests/integration/rw_enospc.py tests/integration/rw_crash.py

@@ -795,6 +795,35 @@ def check_sync_calls():
     check(read_file(p("cfr_dst")) == data, "copy_file_range copies exactly")
 
 
+def check_copy_file_range_ranges():
+    # a sparse source with compressible and random data across clusters
+    src, dst = p("cfr2_src"), p("cfr2_dst")
+    body = (b"czfs copy " * 30000)[:300000] + os.urandom(100000)
+    with open(src, "wb") as f:
+        f.write(body)
+        f.seek(1 << 20)
+        f.write(body)
+    want = bytearray(read_file(src))
+    old = bytearray(os.urandom(700000))
+    write_file(dst, old)
+    a = os.open(src, os.O_RDONLY)
+    b = os.open(dst, os.O_WRONLY)
+    # an unaligned range over data, the hole and data again, written into
+    # the middle of dst (read-modify-write of its clusters) and past its end
+    off_in, off_out, n = 250001, 333333, 1190000
+    done = 0
+    while done < n:
+        got = os.copy_file_range(a, b, n - done, off_in + done, off_out + done)
+        check(got > 0, "copy_file_range stopped early")
+        done += got
+    check(os.copy_file_range(a, b, 10, len(want), 0) == 0,
+          "copy_file_range from the end of the source copies nothing")
+    os.close(a)
+    os.close(b)
+    old[off_out:off_out + n] = want[off_in:off_in + n]
+    check(read_file(dst) == bytes(old), "copy_file_range of ranges")
+
+
 def main():
     checks = [(n, f) for n, f in globals().items() if n.startswith("check_")
               and callable(f) and n != "check"]
