@@ -50,6 +50,8 @@ struct fsck_opts {
 #define FI_REACHED	0x04	/* reachable from the root */
 #define FI_ATTACH	0x08	/* goes into lost+found */
 #define FI_BAD_ENTRIES	0x10	/* an entry item of it does not parse */
+#define FI_TAIL		0x20	/* clusters wholly past its end (tail_*) */
+#define FI_BAD_CLUSTER	0x40	/* a cluster item damaged or its blocks shared */
 
 /* What the walk learned about one inode (one per INODE item, by ino). */
 struct fsck_inode {
@@ -63,6 +65,8 @@ struct fsck_inode {
 	uint32_t mode, nlink;
 	uint32_t links;			/* entries naming it */
 	uint32_t subdirs;		/* dirs: entries naming directories */
+	uint32_t tail_count;		/* clusters wholly past the end */
+	uint64_t tail_from;		/* the first of them */
 	uint8_t flags;
 };
 
@@ -79,12 +83,14 @@ struct fsck_edge {
 #define FIX_BLOCKS	0x08
 #define FIX_ATTACH	0x10	/* link into lost+found as "#ino" */
 #define FIX_UNORPHAN	0x20	/* delete its ORPHAN item */
+#define FIX_TAIL	0x40	/* drop its clusters from tail_from on */
 
 struct fsck_fix {
 	uint64_t ino;
 	unsigned what;
 	uint32_t nlink;
 	uint64_t parent, nentries, blocks;
+	uint64_t tail_from;
 	bool is_dir;
 };
 
@@ -129,6 +135,7 @@ struct fsck_ctx {
 	unsigned long shown;		/* messages printed */
 	bool walk_incomplete;		/* a subtree could not be read */
 	bool refs_incomplete;		/* an item's blocks are unknown */
+	bool refs_shared;		/* a block has two owners */
 	struct fsck_vec fixes;		/* struct fsck_fix */
 	struct fsck_vec leaked;		/* struct fsck_range */
 	struct fsck_vec unmarked;	/* struct fsck_range */

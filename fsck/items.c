@@ -316,6 +316,21 @@ static void damaged_cluster_refs(struct fsck_ctx *c, const void *val,
 	fsck_ref(c, blkaddr, raw.nblocks, "damaged cluster", c->cur_objectid);
 }
 
+/* Clusters wholly past the end (a truncate that raced a writeback) hold
+ * nothing a reader sees: fsck -y drops them, unless some cluster of the
+ * file is damaged or shares blocks (dropping frees every block from the
+ * first one on). */
+static void cluster_past_end(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
+			     const struct czfs_cluster_info *ci)
+{
+	fsck_fixable(c, "inode %" PRIu64 ": cluster %" PRIu64 " (%u bytes) past the end of the file (%" PRIu64 " bytes)",
+		     ino, idx, ci->ulen, c->cur_ii.size);
+	if (!(c->cur->flags & FI_TAIL))
+		c->cur->tail_from = idx;
+	c->cur->flags |= FI_TAIL;
+	c->cur->tail_count++;
+}
+
 static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 			const void *val, unsigned len)
 {
@@ -329,6 +344,8 @@ static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 	if (czfs_cluster_item_decode(val, len, cbytes, c->max_blocks, &ci)) {
 		fsck_error(c, "inode %" PRIu64 ": damaged cluster item %" PRIu64,
 			   ino, idx);
+		if (c->cur)
+			c->cur->flags |= FI_BAD_CLUSTER;
 		damaged_cluster_refs(c, val, len);
 		return 0;
 	}
@@ -336,13 +353,20 @@ static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 	if (ci.nblocks) {
 		if (c->cur)
 			c->cur->blocks_found += ci.nblocks;
-		if (!fsck_ref(c, ci.blkaddr, ci.nblocks, "cluster", ino))
+		if (!fsck_ref(c, ci.blkaddr, ci.nblocks, "cluster", ino)) {
+			if (c->cur)
+				c->cur->flags |= FI_BAD_CLUSTER;
 			return 0;
+		}
 		c->data_blocks += ci.nblocks;
 	}
 	if (!c->cur_ok || !cluster_owner_ok(c, ino))
 		return 0;
 	span = cluster_span(&c->cur_ii, idx);
+	if (!span && c->cur) {
+		cluster_past_end(c, ino, idx, &ci);
+		return 0;
+	}
 	if (!span || ci.ulen > span) {
 		fsck_error(c, "inode %" PRIu64 ": cluster %" PRIu64 " (%u bytes) past the end of the file (%" PRIu64 " bytes)",
 			   ino, idx, ci.ulen, c->cur_ii.size);

@@ -191,6 +191,22 @@ static void check_nondir(struct fsck_ctx *c, struct fsck_inode *fi,
 	}
 }
 
+/* Dropping the clusters past the end frees their blocks: only when no
+ * other owner can hold them (no shared or unknown references). */
+static void check_tail(struct fsck_ctx *c, struct fsck_inode *fi,
+		       struct fsck_fix *f)
+{
+	if (!(fi->flags & FI_BAD_CLUSTER) && !c->refs_shared &&
+	    !c->refs_incomplete) {
+		fix_for(f, fi)->what |= FIX_TAIL;
+		f->tail_from = fi->tail_from;
+		return;
+	}
+	fsck_note(c, "inode %" PRIu64 ": clusters past the end not dropped: some blocks are damaged, shared or of unknown owner",
+		  fi->ino);
+	c->unfixed += fi->tail_count;
+}
+
 static int check_inode(struct fsck_ctx *c, struct fsck_inode *fi)
 {
 	struct fsck_fix f = { 0 };
@@ -208,6 +224,8 @@ static int check_inode(struct fsck_ctx *c, struct fsck_inode *fi)
 		check_dir(c, fi, &f);
 	else
 		check_nondir(c, fi, &f);
+	if (fi->flags & FI_TAIL)
+		check_tail(c, fi, &f);
 	if (fi->blocks != fi->blocks_found) {
 		fsck_fixable(c, "inode %" PRIu64 ": blocks %" PRIu64 ", it stores %" PRIu64,
 			     fi->ino, fi->blocks, fi->blocks_found);

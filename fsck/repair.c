@@ -164,13 +164,17 @@ static int apply_fix(struct repair *r, const struct fsck_fix *f)
 {
 	struct czfs_key okey = { CZFS_ORPHAN_OBJECTID, CZFS_ITEM_ORPHAN, f->ino };
 	struct czfs_inode_info ii;
+	int64_t delta = 0;
 	int err = 0;
 
 	if (f->what & FIX_UNORPHAN)
 		err = czfs_btree_delete(&r->fs->tree, &okey);
-	if (err || !(f->what & (FIX_NLINK | FIX_PARENT | FIX_NENTRIES | FIX_BLOCKS)))
+	if (err || !(f->what & (FIX_NLINK | FIX_PARENT | FIX_NENTRIES | FIX_BLOCKS |
+				FIX_TAIL)))
 		return err;
 	err = czfs_inode_read(&r->fs->tree, f->ino, &ii);
+	if (!err && (f->what & FIX_TAIL))
+		err = czfs_clusters_drop(r->fs, f->ino, f->tail_from, &delta);
 	if (err)
 		return err;
 	if (f->what & FIX_NLINK)
@@ -181,6 +185,7 @@ static int apply_fix(struct repair *r, const struct fsck_fix *f)
 		ii.nentries = f->nentries;
 	if (f->what & FIX_BLOCKS)
 		ii.blocks = f->blocks;
+	ii.blocks = (uint64_t)MAX((int64_t)ii.blocks + delta, 0);
 	return write_inode(r->fs, &ii, false);
 }
 

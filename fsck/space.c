@@ -43,6 +43,7 @@ bool fsck_ref(struct fsck_ctx *c, uint64_t start, uint64_t n,
 		if (ref_test(c->ref, b)) {
 			fsck_error(c, "%s%s: block %" PRIu64 " is already in use by another owner",
 				   what, owner, b);
+			c->refs_shared = true;
 			return false;
 		}
 	}

@@ -9,6 +9,7 @@
  *   czfs-corrupt IMAGE nlink PATH N        set PATH's link count
  *   czfs-corrupt IMAGE parent PATH INO     set directory PATH's parent
  *   czfs-corrupt IMAGE blocks PATH N       set PATH's blocks field
+ *   czfs-corrupt IMAGE size PATH N         set PATH's size, its clusters kept
  *   czfs-corrupt IMAGE unlink PATH         drop PATH's entry: its inode is lost
  *   czfs-corrupt IMAGE orphan PATH         unlink PATH as if it were open
  *   czfs-corrupt IMAGE leak N              mark N free blocks used
@@ -100,6 +101,8 @@ static int set_field(struct cmd *c)
 		ii.nlink = (uint32_t)v;
 	else if (!strcmp(c->argv[2], "parent"))
 		ii.parent = v;
+	else if (!strcmp(c->argv[2], "size"))
+		ii.size = v;
 	else
 		ii.blocks = v;
 	return put_inode(c->fs, &ii);
@@ -194,7 +197,8 @@ static int transaction(struct cmd *c)
 	err = czfs_fs_begin(c->fs);
 	if (err)
 		goto out;
-	if (!strcmp(op, "nlink") || !strcmp(op, "parent") || !strcmp(op, "blocks"))
+	if (!strcmp(op, "nlink") || !strcmp(op, "parent") || !strcmp(op, "blocks") ||
+	    !strcmp(op, "size"))
 		err = c->argc > 4 ? set_field(c) : -EINVAL;
 	else if (!strcmp(op, "unlink") || !strcmp(op, "orphan"))
 		err = c->argc > 3 ? unlink_path(c, op[0] == 'o') : -EINVAL;

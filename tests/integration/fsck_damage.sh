@@ -259,6 +259,20 @@ rest_reads
 czfs_umount "$T/mnt"
 repairs "$T/bad"
 
+damage "clusters past the end (a truncate that raced a writeback)" \
+	"$CORRUPT" "$T/bad" size xml 32768
+expect_fsck "$T/bad" 4 "inode [0-9]*: cluster 2 (16384 bytes) past the end of the file (32768 bytes)"
+expect_fsck "$T/bad" 1 "repaired" -y
+expect_fsck "$T/bad" 0 "clean"
+czfs_mount "$T/bad" "$T/mnt"
+cmp <(head -c 32768 "$T/src/xml") "$T/mnt/xml" || fail "xml's first two clusters"
+# the dropped data does not come back when the file grows again
+truncate -s 65536 "$T/mnt/xml"
+cmp <(head -c 32768 "$T/src/xml"; head -c 32768 /dev/zero) "$T/mnt/xml" ||
+	fail "stale data past the old end came back"
+czfs_umount "$T/mnt"
+expect_fsck "$T/bad" 0 "clean"
+
 damage "a missing feature bit" "$CORRUPT" "$T/bad" sb-byte 16 0
 expect_fsck "$T/bad" 4 "lz4 clusters, but no lz4 feature bit"
 repairs "$T/bad"
