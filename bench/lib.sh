@@ -67,8 +67,14 @@ mount_bg() {
 }
 
 umount_bg() {
+	local i
 	fusermount3 -u "$1" 2>/dev/null || umount -l "$1"
-	sleep 0.2
+	# a writable czfs mount checkpoints after the unmount: the image is
+	# ready (and unlocked) when its daemon has exited
+	for i in $(seq 1 300); do
+		pgrep -f -- " $1( |$)" >/dev/null || break
+		sleep 0.1
+	done
 }
 
 # CPU seconds (user + system) a process has used, all threads.

@@ -60,6 +60,8 @@ static const char usage_text[] =
 "    -o max_request=SIZE    largest read of the image (default 512k)\n"
 "    -o unaligned_requests  cut requests from each run's start, not at\n"
 "                           max_request boundaries (for comparison)\n"
+"    -o no_zero_detect      write all-zero clusters as data, not holes (to\n"
+"                           measure decompression of zeros)\n"
 "    -h, --help             this help\n"
 "    -V, --version          print the version\n"
 "\n";
@@ -79,6 +81,7 @@ static const struct fuse_opt czfs_opts[] = {
 	FUSE_OPT_KEY("map_scattered=", KEY_SCATTERED),
 	FUSE_OPT_KEY("reclaim=", KEY_RECLAIM),
 	CZFS_OPT("unaligned_requests", unaligned),
+	CZFS_OPT("no_zero_detect", no_zero_detect),
 	FUSE_OPT_KEY("map=", KEY_MAP),
 	FUSE_OPT_KEY("max_request=", KEY_MAX_REQUEST),
 	FUSE_OPT_KEY("cache_size=", KEY_CACHE),

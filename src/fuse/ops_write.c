@@ -150,6 +150,7 @@ long czfs_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
 	}
 	if (mi->ndirty << ii.cluster_shift > DIRTY_LIMIT_PAGES(dm))
 		czfs_writeback_inode(dm, mi);	/* keep dirty data bounded */
+	czfs_writeback_balance(dm);
 	return done ? (long)done : err;
 }
 

@@ -23,6 +23,7 @@ struct czfs_flusher {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_mutex_t commit_lock;	/* one checkpoint at a time */
+	pthread_mutex_t balance_lock;	/* one writer balances at a time */
 };
 
 /* ---- space ------------------------------------------------------------ */
@@ -122,7 +123,7 @@ static void wb_policy(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 
 	pol->alg = ii->flags & CZFS_INODE_NOCOMPRESS ? CZFS_ALG_NONE : ii->alg;
 	pol->level = ii->level;
-	pol->zero_detect = true;
+	pol->zero_detect = !dm->opts.no_zero_detect;
 	pol->allow_inline = ii->size && idx == (ii->size - 1) / cbytes;
 }
 
@@ -334,6 +335,23 @@ static void wb_one(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 		*first = err;
 }
 
+static void wb_dirty(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
+{
+	czfs_writeback_inode(dm, mi);	/* a failure is logged, data kept dirty */
+}
+
+void czfs_writeback_balance(struct czfs_daemon *dm)
+{
+	uint64_t limit = dm->opts.cache_size / CZFS_BLOCK_SIZE / 4;
+
+	if (!dm->fl || atomic_load(&dm->reserved_blocks) <= limit)
+		return;
+	pthread_mutex_lock(&dm->fl->balance_lock);
+	if (atomic_load(&dm->reserved_blocks) > limit)
+		czfs_itable_each(dm, wb_dirty, NULL);
+	pthread_mutex_unlock(&dm->fl->balance_lock);
+}
+
 static int checkpoint(struct czfs_daemon *dm, bool clean)
 {
 	struct czfs_flusher *fl = dm->fl;
@@ -401,6 +419,7 @@ int czfs_flusher_start(struct czfs_daemon *dm)
 	pthread_mutex_init(&fl->lock, NULL);
 	pthread_cond_init(&fl->wake, NULL);
 	pthread_mutex_init(&fl->commit_lock, NULL);
+	pthread_mutex_init(&fl->balance_lock, NULL);
 	dm->fl = fl;
 	err = -pthread_create(&fl->thread, NULL, flusher, dm);
 	fl->started = !err;
@@ -424,6 +443,7 @@ void czfs_flusher_stop(struct czfs_daemon *dm)
 	pthread_cond_destroy(&fl->wake);
 	pthread_mutex_destroy(&fl->lock);
 	pthread_mutex_destroy(&fl->commit_lock);
+	pthread_mutex_destroy(&fl->balance_lock);
 	free(fl);
 	dm->fl = NULL;
 }

@@ -31,6 +31,13 @@ void czfs_flusher_note_change(struct czfs_daemon *dm);
  */
 int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi);
 
+/*
+ * A writer throttles itself, as balance_dirty_pages does: past a quarter
+ * of the page pool in dirty clusters, it writes back every dirty inode,
+ * so that many small dirty files cannot fill the pool (no lock held).
+ */
+void czfs_writeback_balance(struct czfs_daemon *dm);
+
 /* Write back everything and commit a checkpoint.  0 or -errno. */
 int czfs_checkpoint(struct czfs_daemon *dm);
 

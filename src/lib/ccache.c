@@ -221,12 +221,22 @@ int czfs_ccache_fill_hole(struct czfs_ccache *cc, struct czfs_centry *e,
 {
 	struct czfs_centry tmp = { .page = CZFS_NO_PAGE };
 	int err = czfs_ccache_alloc_run(cc, &tmp, order);
+	bool lost;
 
 	if (err)
 		return err;
 	memset(czfs_pool_addr(cc->pool, tmp.page), 0, (size_t)CZFS_PAGE_SIZE << order);
-	e->order = (uint8_t)order;
-	__atomic_store_n(&e->page, tmp.page, __ATOMIC_RELEASE);
+	/* Two writers may fill the same hole: the first one's pages stay,
+	 * or what it wrote there would be lost. */
+	pthread_mutex_lock(&cc->lock);
+	lost = e->page != CZFS_NO_PAGE;
+	if (!lost) {
+		e->order = (uint8_t)order;
+		__atomic_store_n(&e->page, tmp.page, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&cc->lock);
+	if (lost)
+		czfs_pool_free(cc->pool, tmp.page, order);
 	return 0;
 }
 

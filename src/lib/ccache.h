@@ -82,7 +82,8 @@ int czfs_ccache_alloc_run(struct czfs_ccache *cc, struct czfs_centry *e,
 /*
  * Give a READY entry without pages (a hole) a zeroed run of 2^order pages,
  * so that it can be written: the pages are zeroed before readers can see
- * them.  Returns 0 or -ENOMEM.
+ * them.  Of two writers filling one hole at once, the first one's pages
+ * stay (the second's are freed).  Returns 0 or -ENOMEM.
  */
 int czfs_ccache_fill_hole(struct czfs_ccache *cc, struct czfs_centry *e,
 			  unsigned order);

@@ -105,6 +105,15 @@ blocks_text=$(( $(stat -c %s "$T/text") / 4096 ))
 ! setfattr -n user.czfs.compress -v brotli "$M/switched" 2>/dev/null || fail "bad algorithm accepted"
 cmp "$T/text" "$M/switched" && cmp "$T/text" "$M/plain.txt" && cmp "$T/text" "$M/packed.dat" ||
 	fail "compression control changed data"
+czfs_umount "$M"
+
+note "all-zero clusters are holes, or data with -o no_zero_detect"
+czfs_mount "$T/img" "$M" -o no_zero_detect
+head -c 1000000 /dev/zero >"$M/zeros.kept"
+sync "$M/zeros.kept"
+[ "$(stat -c %b "$M/zeros.kept")" -gt 0 ] || fail "no_zero_detect: zeros became holes"
+[ "$(stat -c %b "$M/zeros")" -eq 0 ] || fail "zeros written without it take blocks"
+cmp <(head -c 1000000 /dev/zero) "$M/zeros.kept" || fail "no_zero_detect: zeros read back"
 note "relatime: a read after a change updates the access time"
 # (reads the kernel serves from its page cache never reach the daemon:
 # drop it, so that this one does)

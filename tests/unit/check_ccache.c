@@ -119,6 +119,29 @@ START_TEST(holes_take_no_pages)
 }
 END_TEST
 
+START_TEST(second_fill_of_a_hole_keeps_the_first_pages)
+{
+	struct czfs_centry *e;
+	struct czfs_pool_stats st;
+	uint32_t first;
+
+	/* given a hole entry a writer has filled and written into */
+	ck_assert_int_eq(czfs_ccache_get(cc, 3, 8, CZFS_CC_CREATE, &e), 1);
+	czfs_ccache_loaded(cc, e, 0);
+	ck_assert_int_eq(czfs_ccache_fill_hole(cc, e, 4), 0);
+	first = e->page;
+	memset(czfs_pool_addr(pool, first), 0x5a, 100);
+	/* when a second writer, which saw the hole too, fills it */
+	ck_assert_int_eq(czfs_ccache_fill_hole(cc, e, 4), 0);
+	/* then the first pages and what was written there stay */
+	ck_assert_uint_eq(e->page, first);
+	ck_assert_uint_eq(*(uint8_t *)czfs_pool_addr(pool, e->page), 0x5a);
+	czfs_pool_get_stats(pool, &st);
+	ck_assert_uint_eq(st.used, 16);
+	czfs_ccache_put(cc, e);
+}
+END_TEST
+
 START_TEST(invalidate_drops_range_even_when_referenced)
 {
 	struct czfs_centry *held;
@@ -194,6 +217,7 @@ int main(void)
 	tcase_add_test(tc, lru_eviction_keeps_referenced_entries);
 	tcase_add_test(tc, all_referenced_gives_enomem);
 	tcase_add_test(tc, holes_take_no_pages);
+	tcase_add_test(tc, second_fill_of_a_hole_keeps_the_first_pages);
 	tcase_add_test(tc, invalidate_drops_range_even_when_referenced);
 	tcase_add_test(tc, second_reader_waits_for_the_loader);
 	suite_add_tcase(s, tc);
