@@ -493,12 +493,6 @@ static void end_inode(struct mk_image *im)
 	       &blocks, sizeof(blocks));
 }
 
-static uint32_t alg_feature(unsigned alg)
-{
-	if (alg == CZFS_ALG_LZ4 || alg == CZFS_ALG_LZ4HC)
-		return CZFS_FEATURE_INCOMPAT_LZ4;
-	return alg == CZFS_ALG_ZSTD ? CZFS_FEATURE_INCOMPAT_ZSTD : 0;
-}
 
 static int add_cluster(struct mk_image *im, uint64_t ino,
 		       const struct mk_chunk *c, const struct mk_cluster *cl)
@@ -526,7 +520,7 @@ static int add_cluster(struct mk_image *im, uint64_t ino,
 	}
 	if (ci.kind == CZFS_CLUSTER_COMPRESSED ||
 	    ci.kind == CZFS_CLUSTER_INLINE_COMPRESSED)
-		im->incompat |= alg_feature(ci.alg);
+		im->incompat |= czfs_alg_feature(ci.alg);
 	im->pr->bytes_out += cl->out_len;
 	len = czfs_cluster_item_encode(&ci, val);
 	return add_item(im, ino, CZFS_ITEM_CLUSTER, cl->index, val, len, NULL);

@@ -6,6 +6,10 @@
  *   czfs-locate IMAGE PATH leaf         block of the leaf holding PATH's inode
  *   czfs-locate IMAGE PATH cluster N    "blkaddr nblocks kind" of cluster N
  *   czfs-locate IMAGE - root            block of the root node
+ *   czfs-locate IMAGE - rootlevel       the root node's level
+ *   czfs-locate IMAGE PATH node LEVEL   the node at LEVEL above PATH's inode
+ *   czfs-locate IMAGE PATH xattr NAME   first block of an external value
+ *   czfs-locate IMAGE - bitmap K        block of space-map bitmap K
  */
 #include "config.h"
 
@@ -18,8 +22,10 @@
 #include "cluster.h"
 #include "dir.h"
 #include "fs.h"
+#include "hash.h"
 #include "inode.h"
 #include "log.h"
+#include "xattr.h"
 
 static int walk(struct czfs_fs *fs, const char *path, uint64_t *ino)
 {
@@ -35,16 +41,60 @@ static int walk(struct czfs_fs *fs, const char *path, uint64_t *ino)
 	return err;
 }
 
-static int print_leaf(struct czfs_fs *fs, uint64_t ino)
+/* The node at level on the path to ino's INODE item (0: the leaf). */
+static int print_node(struct czfs_fs *fs, uint64_t ino, unsigned level)
 {
 	struct czfs_key key = { ino, CZFS_ITEM_INODE, 0 };
 	struct czfs_btree_path path = { 0 };
 	int ret = czfs_btree_search(&fs->tree, &key, &path);
 
-	if (ret == 0)
-		printf("%llu\n", (unsigned long long)path.nodes[0]->blkaddr);
+	if (ret == 0 && level < path.levels)
+		printf("%llu\n", (unsigned long long)path.nodes[level]->blkaddr);
+	else if (ret == 0)
+		ret = -ERANGE;
 	czfs_btree_path_release(&fs->tree, &path);
-	return ret == 0 ? 0 : -ENOENT;
+	return ret == 0 ? 0 : ret < 0 ? ret : -ENOENT;
+}
+
+struct xattr_find {
+	const char *name;
+	uint64_t blkaddr;
+};
+
+static int find_value(void *arg, const struct czfs_key *key, const void *val,
+		      unsigned size)
+{
+	struct xattr_find *xf = arg;
+	struct czfs_xattr x;
+	unsigned pos = 0;
+
+	while (czfs_xattr_next(val, size, &pos, &x) > 0)
+		if (x.name_len == strlen(xf->name) &&
+		    !memcmp(x.name, xf->name, x.name_len))
+			xf->blkaddr = x.blkaddr;
+	return 0;
+}
+
+static int print_xattr(struct czfs_fs *fs, uint64_t ino, const char *name)
+{
+	struct xattr_find xf = { name, 0 };
+	struct czfs_key key = { ino, CZFS_ITEM_XATTR,
+				czfs_name_hash(fs->sb.hash_seed, name, strlen(name)) };
+	int err = czfs_btree_iterate(&fs->tree, &key, &key, find_value, &xf);
+
+	if (!err && !xf.blkaddr)
+		err = -ENOENT;
+	if (!err)
+		printf("%llu\n", (unsigned long long)xf.blkaddr);
+	return err;
+}
+
+static int print_bitmap(struct czfs_fs *fs, uint64_t k)
+{
+	if (k >= fs->smap.nr_bitmaps || !fs->smap.bitmap_addr[k])
+		return -ENOENT;
+	printf("%llu\n", (unsigned long long)fs->smap.bitmap_addr[k]);
+	return 0;
 }
 
 static int print_cluster(struct czfs_fs *fs, uint64_t ino, uint64_t idx)
@@ -70,17 +120,27 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: czfs-locate IMAGE PATH leaf|cluster N|root\n");
+		fprintf(stderr, "usage: czfs-locate IMAGE PATH leaf|cluster N|root|rootlevel|node L|xattr NAME|bitmap K\n");
 		return 2;
 	}
 	czfs_log_set_sink(czfs_log_stderr, CZFS_LOG_WARN);
+	if (!strcmp(argv[3], "bitmap"))
+		opts.flags &= ~CZFS_OPEN_NOSMAP;
 	err = czfs_fs_open(argv[1], &opts, &fs);
 	if (err)
 		return 1;
-	if (strcmp(argv[3], "root"))
+	if (strcmp(argv[2], "-"))
 		err = walk(fs, argv[2], &ino);
 	if (!err && !strcmp(argv[3], "leaf"))
-		err = print_leaf(fs, ino);
+		err = print_node(fs, ino, 0);
+	else if (!err && !strcmp(argv[3], "node") && argc > 4)
+		err = print_node(fs, ino, (unsigned)strtoul(argv[4], NULL, 0));
+	else if (!err && !strcmp(argv[3], "xattr") && argc > 4)
+		err = print_xattr(fs, ino, argv[4]);
+	else if (!err && !strcmp(argv[3], "bitmap") && argc > 4)
+		err = print_bitmap(fs, strtoull(argv[4], NULL, 0));
+	else if (!err && !strcmp(argv[3], "rootlevel"))
+		printf("%u\n", fs->cp.root_level);
 	else if (!err && !strcmp(argv[3], "cluster") && argc > 4)
 		err = print_cluster(fs, ino, strtoull(argv[4], NULL, 0));
 	else if (!err && !strcmp(argv[3], "root"))

@@ -9,6 +9,7 @@
 #include <sys/statvfs.h>
 
 #include "daemon.h"
+#include "acl.h"
 #include "compress.h"
 #include "dir.h"
 #include "fs.h"
@@ -383,14 +384,18 @@ static int set_compress(struct czfs_daemon *dm, fuse_ino_t ino,
 	return err;
 }
 
-/* set (value != NULL) or remove an xattr, and touch ctime. */
+/*
+ * set (value != NULL) or remove an xattr, and touch ctime.  An access ACL
+ * sets the permission bits too, and is not stored when they say it all.
+ */
 static int do_xattr_change(struct czfs_daemon *dm, fuse_ino_t ino,
 			   const char *name, const char *value, size_t size,
 			   int flags)
 {
 	struct czfs_minode *mi;
 	int64_t delta = 0;
-	int err;
+	mode_t perm = 0;
+	int equiv = -1, err;
 
 	if (dm->opts.ro)
 		return -EROFS;
@@ -398,17 +403,28 @@ static int do_xattr_change(struct czfs_daemon *dm, fuse_ino_t ino,
 		return -EPERM;
 	if (!strcmp(name, CZFS_COMPRESS_XATTR))
 		return set_compress(dm, ino, value, size);
+	/* The kernel sends a new access ACL alone: its mode is ours to set. */
+	if (value && !strcmp(name, CZFS_ACL_ACCESS)) {
+		equiv = czfs_acl_mode(value, size, &perm);
+		if (equiv < 0)
+			return equiv;
+	}
 	err = czfs_mi_get(dm, ino, false, &mi);
 	if (err)
 		return err;
 	pthread_rwlock_wrlock(&dm->fs->lock);
 	err = czfs_fs_begin(dm->fs);
-	if (!err && value)
+	if (!err && value && equiv != 1) {
 		err = czfs_xattr_set(dm->fs, ino, name, value, size, flags, &delta);
-	else if (!err)
+	} else if (!err) {
 		err = czfs_xattr_remove(dm->fs, ino, name, &delta);
+		if (err == -ENODATA && equiv == 1)
+			err = 0;	/* the mode says it all */
+	}
 	if (!err) {
 		pthread_mutex_lock(&mi->lock);
+		if (equiv >= 0)
+			mi->ii.mode = (mi->ii.mode & ~0777u) | perm;
 		mi->ii.blocks = (uint64_t)MAX((int64_t)mi->ii.blocks + delta, 0);
 		clock_gettime(CLOCK_REALTIME, &mi->ii.ctime);
 		err = czfs_inode_store(dm->fs, &mi->ii);

@@ -10,7 +10,9 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <stdlib.h>
+#include <sys/xattr.h>
 
+#include "acl.h"
 #include "ccache.h"
 #include "daemon.h"
 #include "fs.h"
@@ -19,6 +21,7 @@
 #include "pagepool.h"
 #include "util.h"
 #include "writeback.h"
+#include "xattr.h"
 
 /* A dirty inode with this many dirty clusters writes itself back. */
 #define DIRTY_LIMIT_PAGES(dm)	((dm)->opts.cache_size / CZFS_BLOCK_SIZE / 8)
@@ -345,6 +348,30 @@ static void apply_attr(struct czfs_inode_info *ii, const struct stat *attr,
 		ii->mtime = ii->ctime;
 }
 
+/* A chmod changes the access ACL's base entries too (FUSE_CAP_POSIX_ACL). */
+static int chmod_acl(struct czfs_daemon *dm, uint64_t ino, mode_t mode)
+{
+	uint8_t acl[4 + 8 * CZFS_ACL_MAX_ENTRIES];
+	int64_t delta = 0;
+	int len, err;
+
+	pthread_rwlock_wrlock(&dm->fs->lock);
+	len = czfs_xattr_get(dm->fs, ino, CZFS_ACL_ACCESS, acl, sizeof(acl));
+	if (len == -ENODATA)
+		err = 0;
+	else if (len < 0)
+		err = len;
+	else
+		err = czfs_acl_chmod(acl, (size_t)len, mode) ?:
+		      czfs_fs_begin(dm->fs) ?:
+		      czfs_xattr_set(dm->fs, ino, CZFS_ACL_ACCESS, acl, (size_t)len,
+				     XATTR_REPLACE, &delta);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	if (len >= 0)
+		czfs_flusher_note_change(dm);
+	return err;
+}
+
 static int do_setattr(struct czfs_daemon *dm, fuse_ino_t ino, struct stat *attr,
 		      int to_set, struct czfs_inode_info *out)
 {
@@ -370,6 +397,8 @@ static int do_setattr(struct czfs_daemon *dm, fuse_ino_t ino, struct stat *attr,
 		pthread_mutex_unlock(&mi->lock);
 		err = czfs_mi_store(dm, mi);
 	}
+	if (!err && (to_set & FUSE_SET_ATTR_MODE))
+		err = chmod_acl(dm, ino, attr->st_mode);
 	czfs_mi_attr(mi, out);
 	czfs_mi_put(dm, mi);
 	return err;

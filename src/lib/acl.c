@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/types.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "acl.h"
@@ -64,6 +65,65 @@ int czfs_acl_valid(const void *val, size_t len)
 	    (TAG_USER_OBJ | TAG_GROUP_OBJ | TAG_OTHER))
 		return 0;
 	return !(seen & (TAG_USER | TAG_GROUP)) || (seen & TAG_MASK);
+}
+
+int czfs_acl_mode(const void *val, size_t len, mode_t *perm)
+{
+	const uint8_t *p = val;
+	unsigned group = 0, mask = 0;
+	bool has_mask = false, named = false;
+	mode_t m = 0;
+
+	if (!czfs_acl_valid(val, len))
+		return -EINVAL;
+	for (size_t off = HDR; off < len; off += ENT) {
+		struct acl_entry e;
+		unsigned bits;
+
+		memcpy(&e, p + off, ENT);
+		bits = le16_to_cpu(e.perm);
+		switch (le16_to_cpu(e.tag)) {
+		case TAG_USER_OBJ: m |= bits << 6; break;
+		case TAG_GROUP_OBJ: group = bits; break;
+		case TAG_MASK: mask = bits; has_mask = true; break;
+		case TAG_OTHER: m |= bits; break;
+		default: named = true; break;
+		}
+	}
+	*perm = m | ((has_mask ? mask : group) << 3);
+	return !named && !has_mask;
+}
+
+/* Entry at off of an ACL gets perm. */
+static void entry_set_perm(uint8_t *acl, size_t off, unsigned perm)
+{
+	__le16 p = cpu_to_le16((uint16_t)perm);
+
+	memcpy(acl + off + offsetof(struct acl_entry, perm), &p, sizeof(p));
+}
+
+int czfs_acl_chmod(void *val, size_t len, mode_t mode)
+{
+	uint8_t *p = val;
+	size_t group_at = 0, mask_at = 0;
+
+	if (!czfs_acl_valid(val, len))
+		return -EINVAL;
+	for (size_t off = HDR; off < len; off += ENT) {
+		__le16 tag;
+
+		memcpy(&tag, p + off, sizeof(tag));
+		switch (le16_to_cpu(tag)) {
+		case TAG_USER_OBJ: entry_set_perm(p, off, (mode >> 6) & 7); break;
+		case TAG_GROUP_OBJ: group_at = off; break;
+		case TAG_MASK: mask_at = off; break;
+		case TAG_OTHER: entry_set_perm(p, off, mode & 7); break;
+		default: break;
+		}
+	}
+	/* the group class: the mask when there is one, else the owning group */
+	entry_set_perm(p, mask_at ? mask_at : group_at, (mode >> 3) & 7);
+	return 0;
 }
 
 int czfs_acl_inherit(const void *dflt, size_t dlen, mode_t *mode, void *acl,

@@ -29,4 +29,20 @@ int czfs_acl_inherit(const void *dflt, size_t dlen, mode_t *mode, void *acl,
 /* Is the xattr a well-formed ACL (version 2, sane entries)? */
 int czfs_acl_valid(const void *val, size_t len);
 
+/*
+ * The permission bits an access ACL gives the inode, as the kernel's
+ * posix_acl_equiv_mode: owner from USER_OBJ, group from MASK (GROUP_OBJ
+ * without a mask), other from OTHER, into *perm (0777 bits only).
+ * Returns 1 when the mode says it all (no named entries, no mask: the
+ * ACL need not be stored), 0 when it is needed, -EINVAL when malformed.
+ */
+int czfs_acl_mode(const void *val, size_t len, mode_t *perm);
+
+/*
+ * chmod of an inode with an access ACL, as the kernel's posix_acl_chmod:
+ * USER_OBJ, MASK (GROUP_OBJ without a mask) and OTHER take the new mode's
+ * bits, in place.  Returns 0, or -EINVAL when malformed.
+ */
+int czfs_acl_chmod(void *val, size_t len, mode_t mode);
+
 #endif /* CZFS_ACL_H */

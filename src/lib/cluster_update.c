@@ -6,7 +6,17 @@
 #include "cluster.h"
 #include "fs.h"
 #include "inode.h"
+#include "super.h"
 #include "util.h"
+
+/* Old readers must refuse an image once it holds a new algorithm's clusters. */
+static int announce_alg(struct czfs_fs *fs, const struct czfs_cluster_info *ci)
+{
+	if (ci->kind != CZFS_CLUSTER_COMPRESSED &&
+	    ci->kind != CZFS_CLUSTER_INLINE_COMPRESSED)
+		return 0;
+	return czfs_fs_add_features(fs, czfs_alg_feature(ci->alg));
+}
 
 int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 		     const struct czfs_cluster_info *ci, int64_t *blocks_delta)
@@ -17,6 +27,9 @@ int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 	uint64_t freed = 0;
 	int n, err;
 
+	err = announce_alg(fs, ci);
+	if (err)
+		return err;
 	n = czfs_btree_lookup(&fs->tree, &key, old, sizeof(old));
 	if (n > (int)sizeof(old))
 		return -EFSCORRUPTED;

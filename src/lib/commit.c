@@ -2,11 +2,14 @@
 /* Transactions: copy-on-write changes made durable by a checkpoint. */
 #include "config.h"
 
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bdev.h"
 #include "fs.h"
 #include "log.h"
+#include "super.h"
 #include "util.h"
 
 int czfs_fs_begin(struct czfs_fs *fs)
@@ -40,6 +43,28 @@ static void fill_checkpoint(struct czfs_fs *fs, struct czfs_cp_info *cp)
 	cp->root_level = fs->tree.root_level;
 	cp->commit_time = now.tv_sec;
 	cp->commit_nsec = (uint32_t)now.tv_nsec;
+}
+
+int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat)
+{
+	struct czfs_sb_info sb = fs->sb;
+	void *blk;
+	int err;
+
+	if (!(incompat & ~fs->sb.feature_incompat))
+		return 0;
+	blk = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
+	if (!blk)
+		return -ENOMEM;
+	memset(blk, 0, CZFS_BLOCK_SIZE);
+	sb.feature_incompat |= incompat;
+	czfs_super_encode(&sb, blk);
+	err = czfs_bdev_write(fs->bdev, blk, CZFS_BLOCK_SIZE,
+			      (uint64_t)CZFS_SB_BLKADDR << CZFS_BLOCK_SHIFT);
+	if (!err)
+		fs->sb.feature_incompat = sb.feature_incompat;
+	free(blk);
+	return err;
 }
 
 int czfs_fs_commit(struct czfs_fs *fs)

@@ -97,13 +97,14 @@ static int fs_check_root(struct czfs_fs *fs)
 }
 
 /* One writer or many readers per image, across processes (fsck too). */
-static int fs_lock_image(struct czfs_fs *fs)
+static int fs_lock_image(struct czfs_fs *fs, unsigned flags)
 {
 	int fd = czfs_bdev_fd(fs->bdev);
+	bool shared = fs->rdonly && !(flags & CZFS_OPEN_EXCL);
 
 	if (fd < 0)
 		return 0;
-	if (!flock(fd, (fs->rdonly ? LOCK_SH : LOCK_EX) | LOCK_NB))
+	if (!flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB))
 		return 0;
 	czfs_err("image is in use (mounted or being checked)");
 	return -EBUSY;
@@ -123,7 +124,7 @@ int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,
 	fs->bdev = bdev;
 	fs->rdonly = opts->flags & CZFS_OPEN_RDONLY;
 	pthread_rwlock_init(&fs->lock, NULL);
-	err = fs_lock_image(fs);
+	err = fs_lock_image(fs, opts->flags);
 	if (!err)
 		err = fs_read_super(fs);
 	if (!err)

@@ -22,6 +22,8 @@ struct czfs_inode_info;
 #define CZFS_OPEN_RDONLY	0x01	/* no writes to the image */
 #define CZFS_OPEN_DIRECT	0x02	/* O_DIRECT on the image */
 #define CZFS_OPEN_NOSMAP	0x04	/* do not load the space map (ro only) */
+#define CZFS_OPEN_EXCL		0x08	/* exclusive lock even when read-only
+					 * (fsck: no mount may share it) */
 
 struct czfs_fs_opts {
 	unsigned flags;			/* CZFS_OPEN_* */
@@ -41,7 +43,10 @@ struct czfs_fs {
 };
 
 /*
- * Open the image at path.  Checks, in order, each failure with a log line:
+ * Open the image at path.  The image file is locked first (flock, without
+ * waiting): shared for a read-only open, exclusive for a writable one or
+ * with CZFS_OPEN_EXCL; -EBUSY when another open holds a conflicting lock.
+ * Then checks, in order, each failure with a log line:
  * superblock (czfs_super_decode), image size (a file shorter than the
  * checkpoint's image_blocks is truncated: -EFSCORRUPTED), checkpoint,
  * root node, space map, root inode is a directory.  Returns 0, the errors
@@ -78,6 +83,14 @@ void czfs_fs_close(struct czfs_fs *fs);		/* accepts NULL */
 int czfs_fs_begin(struct czfs_fs *fs);
 int czfs_fs_commit(struct czfs_fs *fs);
 
+/*
+ * Announce incompat feature bits in the superblock (rewritten in place,
+ * block 0) before a commit names what needs them: the commit's first flush
+ * orders it.  A no-op when the bits are there.  Writable fs, fs->lock held
+ * exclusive.  0 or an I/O error (fs->sb unchanged then).
+ */
+int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat);
+
 /* ---- file data (fileread.c) -------------------------------------------- */
 
 /*
@@ -105,7 +118,9 @@ int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
  * exclusive).  czfs_cluster_set: cluster idx of ino becomes ci (a hole
  * deletes the item); the blocks of the old extent are freed, those of the
  * new one were allocated and written by the caller; *blocks_delta gets the
- * change of the inode's block count.  czfs_clusters_drop: delete clusters
+ * change of the inode's block count; a compressed cluster of an algorithm
+ * the superblock does not announce first sets its feature bit (superblock
+ * rewritten in place).  czfs_clusters_drop: delete clusters
  * idx >= from (truncate), freeing their blocks.  0 or -errno.
  */
 int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,

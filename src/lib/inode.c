@@ -149,3 +149,17 @@ unsigned czfs_mode_to_dtype(uint32_t mode)
 {
 	return (mode & S_IFMT) >> 12;	/* DT_* == S_IFMT >> 12 on Linux */
 }
+
+const char *czfs_inode_type_name(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return "regular file";
+	case S_IFDIR: return "directory";
+	case S_IFLNK: return "symlink";
+	case S_IFCHR: return "character device";
+	case S_IFBLK: return "block device";
+	case S_IFIFO: return "fifo";
+	case S_IFSOCK: return "socket";
+	default: return "unknown";
+	}
+}

@@ -43,6 +43,9 @@ int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
 
 void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st);
 
+/* "regular file", "directory", ... for messages; "unknown" if none. */
+const char *czfs_inode_type_name(uint32_t mode);
+
 /*
  * Changes, inside a transaction (czfs_fs_begin; fs->lock held exclusive).
  *

@@ -179,6 +179,13 @@ void czfs_super_encode(const struct czfs_sb_info *sb, void *blk)
 	memcpy(blk, &raw, sizeof(raw));
 }
 
+uint32_t czfs_alg_feature(unsigned alg)
+{
+	if (alg == CZFS_ALG_LZ4 || alg == CZFS_ALG_LZ4HC)
+		return CZFS_FEATURE_INCOMPAT_LZ4;
+	return alg == CZFS_ALG_ZSTD ? CZFS_FEATURE_INCOMPAT_ZSTD : 0;
+}
+
 void czfs_super_init(struct czfs_sb_info *sb)
 {
 	memset(sb, 0, sizeof(*sb));

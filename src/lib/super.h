@@ -43,6 +43,9 @@ void czfs_super_encode(const struct czfs_sb_info *sb, void *blk);
 /* Fill defaults for a new image (version, cp addresses, cluster_shift 4). */
 void czfs_super_init(struct czfs_sb_info *sb);
 
+/* The incompat feature bit clusters of algorithm alg need (0 for none). */
+uint32_t czfs_alg_feature(unsigned alg);
+
 struct czfs_cp_info {
 	uint64_t generation;
 	uint64_t root_blkaddr, root_generation;

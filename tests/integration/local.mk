@@ -2,6 +2,9 @@
 noinst_PROGRAMS += tests/czfs-locate
 tests_czfs_locate_SOURCES = tests/czfs_locate.c
 tests_czfs_locate_LDADD = $(CZFS_LIBS)
+noinst_PROGRAMS += tests/czfs-corrupt
+tests_czfs_corrupt_SOURCES = tests/czfs_corrupt.c
+tests_czfs_corrupt_LDADD = $(CZFS_LIBS)
 
 INTEGRATION_TESTS = \
 	tests/integration/fuse_cli.sh \
@@ -11,6 +14,10 @@ INTEGRATION_TESTS = \
 	tests/integration/concurrent.sh \
 	tests/integration/damaged.sh \
 	tests/integration/options.sh \
+	tests/integration/fsck_cli.sh \
+	tests/integration/fsck_clean.sh \
+	tests/integration/fsck_damage.sh \
+	tests/integration/dump.sh \
 	tests/integration/rw_basic.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \

@@ -199,6 +199,35 @@ START_TEST(cluster_items_replace_and_truncate)
 }
 END_TEST
 
+/* Old readers must refuse an image once it holds zstd clusters. */
+START_TEST(new_algorithm_sets_its_feature_bit)
+{
+	struct czfs_cluster_info ci = { .kind = CZFS_CLUSTER_RAW, .nblocks = 1,
+					.ulen = 4096 };
+	int64_t delta = 0;
+	uint64_t blk;
+
+	/* given: an image announcing lz4 only */
+	ck_assert_uint_eq(fs->sb.feature_incompat, CZFS_FEATURE_INCOMPAT_LZ4);
+	/* when: a raw cluster is written, no bit is added */
+	ck_assert_int_eq(czfs_smap_alloc(&fs->smap, 1, &blk), 0);
+	ci.blkaddr = blk;
+	ck_assert_int_eq(czfs_cluster_set(fs, 5, 0, &ci, &delta), 0);
+	commit_and_reopen();
+	ck_assert_uint_eq(fs->sb.feature_incompat, CZFS_FEATURE_INCOMPAT_LZ4);
+	/* when: a zstd cluster is written */
+	ci.kind = CZFS_CLUSTER_COMPRESSED;
+	ci.alg = CZFS_ALG_ZSTD;
+	ck_assert_int_eq(czfs_smap_alloc(&fs->smap, 1, &blk), 0);
+	ci.blkaddr = blk;
+	ck_assert_int_eq(czfs_cluster_set(fs, 5, 1, &ci, &delta), 0);
+	/* then: the superblock on the device announces zstd */
+	commit_and_reopen();
+	ck_assert_uint_eq(fs->sb.feature_incompat,
+			  CZFS_FEATURE_INCOMPAT_LZ4 | CZFS_FEATURE_INCOMPAT_ZSTD);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("update");
@@ -212,6 +241,7 @@ int main(void)
 	tcase_add_test(tc, inodes_are_created_and_destroyed);
 	tcase_add_test(tc, xattrs_follow_create_replace_semantics);
 	tcase_add_test(tc, cluster_items_replace_and_truncate);
+	tcase_add_test(tc, new_algorithm_sets_its_feature_bit);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

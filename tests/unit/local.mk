@@ -21,7 +21,8 @@ UNIT_TESTS = \
 	tests/unit/check_window \
 	tests/unit/check_iobatch \
 	tests/unit/check_commit \
-	tests/unit/check_update
+	tests/unit/check_update \
+	tests/unit/check_acl
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Image-wide statistics, like btrfs's compsize: per algorithm the clusters,
+ * the disk they take, the bytes they hold uncompressed and the file bytes
+ * they stand for; the metadata blocks by kind; inodes by type.  Every node
+ * is visited (a damaged one is counted and skipped).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "cluster.h"
+#include "compress.h"
+#include "dump.h"
+#include "inode.h"
+#include "util.h"
+#include "xattr.h"
+
+struct alg_stats {
+	uint64_t clusters, disk_blocks, stored_bytes, ulen, referenced;
+};
+
+struct stats {
+	struct dump_ctx *d;
+	struct alg_stats alg[CZFS_ALG_MAX + 1];
+	uint64_t kinds[CZFS_CLUSTER_INLINE_COMPRESSED + 1];
+	uint64_t files, dirs, symlinks, special, inodes;
+	uint64_t apparent;		/* sizes of files and symlinks */
+	uint64_t nodes, leaves, bad_nodes, bad_items;
+	uint64_t xattrs, xattr_blocks;
+	uint64_t *seen;			/* nodes visited: a bit per block */
+	/* the inode the items belong to */
+	uint64_t cur;
+	bool cur_ok;
+	struct czfs_inode_info ii;
+};
+
+static void stat_inode(struct stats *s, uint64_t ino, const void *val,
+		       unsigned len)
+{
+	s->cur = ino;
+	s->cur_ok = !czfs_inode_decode(val, len, ino, &s->ii);
+	s->inodes++;
+	if (!s->cur_ok) {
+		s->bad_items++;
+		return;
+	}
+	if (S_ISREG(s->ii.mode))
+		s->files++;
+	else if (S_ISDIR(s->ii.mode))
+		s->dirs++;
+	else if (S_ISLNK(s->ii.mode))
+		s->symlinks++;
+	else
+		s->special++;
+	if (S_ISREG(s->ii.mode) || S_ISLNK(s->ii.mode))
+		s->apparent += s->ii.size;
+}
+
+static void stat_xattr(struct stats *s, const void *val, unsigned len)
+{
+	struct czfs_xattr x;
+	unsigned pos = 0;
+	int ret;
+
+	while ((ret = czfs_xattr_next(val, len, &pos, &x)) > 0) {
+		s->xattrs++;
+		if (!x.value)
+			s->xattr_blocks += DIV_ROUND_UP(x.value_len, CZFS_BLOCK_SIZE);
+	}
+	if (ret < 0)
+		s->bad_items++;
+}
+
+static void stat_cluster(struct stats *s, const struct czfs_key *key,
+			 const void *val, unsigned len)
+{
+	uint32_t cbytes = s->cur_ok && s->cur == key->objectid ?
+			  czfs_inode_cluster_bytes(&s->ii) : CZFS_MAX_CLUSTER_SIZE;
+	struct czfs_cluster_info ci;
+	struct alg_stats *a;
+	uint64_t span = 0;
+
+	if (czfs_cluster_item_decode(val, len, cbytes, s->d->fs->cp.max_blocks,
+				     &ci)) {
+		s->bad_items++;
+		return;
+	}
+	if (s->cur_ok && s->cur == key->objectid &&
+	    key->offset < DIV_ROUND_UP(s->ii.size, cbytes))
+		span = MIN((uint64_t)cbytes, s->ii.size - key->offset * cbytes);
+	a = &s->alg[ci.alg];
+	a->clusters++;
+	a->disk_blocks += ci.nblocks;
+	a->stored_bytes += ci.nblocks ? (uint64_t)ci.nblocks * CZFS_BLOCK_SIZE :
+			   ci.inline_len;
+	a->ulen += ci.ulen;
+	a->referenced += span;
+	s->kinds[ci.kind]++;
+}
+
+static void stat_item(struct stats *s, const struct czfs_key *key,
+		      const void *val, unsigned len)
+{
+	switch (key->type) {
+	case CZFS_ITEM_INODE:
+		stat_inode(s, key->objectid, val, len);
+		break;
+	case CZFS_ITEM_XATTR:
+		stat_xattr(s, val, len);
+		break;
+	case CZFS_ITEM_CLUSTER:
+		stat_cluster(s, key, val, len);
+		break;
+	default:
+		break;
+	}
+}
+
+/* A node named twice would be walked twice: once is enough. */
+static bool seen_before(struct stats *s, uint64_t blkaddr)
+{
+	uint64_t bit = 1ull << (blkaddr % 64);
+
+	if (blkaddr >= s->d->fs->cp.max_blocks)
+		return false;		/* the node cache refuses it */
+	if (s->seen[blkaddr / 64] & bit)
+		return true;
+	s->seen[blkaddr / 64] |= bit;
+	return false;
+}
+
+static int walk(struct stats *s, uint64_t blkaddr, uint64_t gen, unsigned level)
+{
+	struct czfs_nodecache *nc = s->d->fs->nc;
+	struct czfs_node *node;
+	int err;
+
+	if (seen_before(s, blkaddr)) {
+		s->bad_nodes++;
+		return 0;
+	}
+	err = czfs_node_get(nc, blkaddr, gen, (int)level, &node);
+	if (err == -EFSCORRUPTED || err == -EIO) {
+		s->bad_nodes++;		/* the log says which */
+		return 0;
+	}
+	if (err)
+		return err;
+	s->nodes++;
+	s->leaves += !level;
+	for (unsigned i = 0; i < czfs_node_nritems(node->data) && !err; i++) {
+		struct czfs_key key;
+		const void *val;
+		unsigned size;
+		uint64_t child, cgen;
+
+		if (level) {
+			czfs_node_child(node->data, i, &child, &cgen);
+			err = walk(s, child, cgen, level - 1);
+			continue;
+		}
+		czfs_node_key(node->data, i, &key);
+		val = czfs_leaf_data(node->data, i, &size);
+		stat_item(s, &key, val, size);
+	}
+	czfs_node_put(nc, node);
+	czfs_nodecache_forget(nc, blkaddr);
+	return err;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void alg_row(struct dout *o, const char *name, const struct alg_stats *a)
+{
+	dout_row(o);
+	dout_str(o, "alg", name);
+	dout_u64(o, "clusters", a->clusters);
+	dout_u64(o, "disk_blocks", a->disk_blocks);
+	dout_u64(o, "disk_bytes", a->stored_bytes);
+	dout_u64(o, "uncompressed_bytes", a->ulen);
+	dout_u64(o, "referenced_bytes", a->referenced);
+	dout_ratio(o, "ratio", a->stored_bytes ?
+		   (double)a->ulen / (double)a->stored_bytes : NAN);
+	dout_row_end(o);
+}
+
+static void show_algs(struct stats *s)
+{
+	struct dout *o = &s->d->out;
+	struct alg_stats total = { 0 };
+
+	for (unsigned i = 0; i <= CZFS_ALG_MAX; i++) {
+		total.clusters += s->alg[i].clusters;
+		total.disk_blocks += s->alg[i].disk_blocks;
+		total.stored_bytes += s->alg[i].stored_bytes;
+		total.ulen += s->alg[i].ulen;
+		total.referenced += s->alg[i].referenced;
+	}
+	dout_arr(o, "algorithms");
+	alg_row(o, "TOTAL", &total);
+	for (unsigned i = 0; i <= CZFS_ALG_MAX; i++)
+		if (s->alg[i].clusters)
+			alg_row(o, czfs_alg_name((int)i), &s->alg[i]);
+	dout_arr_end(o);
+	dout_u64(o, "apparent_bytes", s->apparent);
+	dout_u64(o, "hole_bytes", s->apparent - MIN(s->apparent, total.referenced));
+}
+
+static void show_counts(struct stats *s)
+{
+	struct dout *o = &s->d->out;
+
+	dout_obj(o, "inodes");
+	dout_u64(o, "total", s->inodes);
+	dout_u64(o, "files", s->files);
+	dout_u64(o, "directories", s->dirs);
+	dout_u64(o, "symlinks", s->symlinks);
+	dout_u64(o, "special", s->special);
+	dout_u64(o, "xattrs", s->xattrs);
+	dout_obj_end(o);
+	dout_obj(o, "clusters");
+	for (unsigned k = CZFS_CLUSTER_RAW; k < ARRAY_SIZE(s->kinds); k++)
+		dout_u64(o, dump_kind_name(k), s->kinds[k]);
+	dout_obj_end(o);
+}
+
+static uint64_t smap_blocks(const struct czfs_smap *sm)
+{
+	uint64_t n = 0;
+
+	for (uint64_t j = 0; j < sm->nr_index; j++)
+		n += !!sm->index_addr[j];
+	for (uint64_t k = 0; k < sm->nr_bitmaps; k++)
+		n += !!sm->bitmap_addr[k];
+	return n;
+}
+
+static void show_blocks(struct stats *s)
+{
+	const struct czfs_cp_info *cp = &s->d->fs->cp;
+	struct dout *o = &s->d->out;
+	uint64_t smap = s->d->smap_loaded ? smap_blocks(&s->d->fs->smap) : 0;
+	uint64_t meta = CZFS_FIRST_DATA_BLKADDR + s->nodes + smap + s->xattr_blocks;
+
+	dout_obj(o, "blocks");
+	dout_u64(o, "used", cp->used_blocks);
+	dout_u64(o, "image", cp->image_blocks);
+	dout_u64(o, "max", cp->max_blocks);
+	dout_u64(o, "fixed", CZFS_FIRST_DATA_BLKADDR);
+	dout_u64(o, "tree_nodes", s->nodes);
+	dout_u64(o, "tree_leaves", s->leaves);
+	if (s->d->smap_loaded)
+		dout_u64(o, "space_map", smap);
+	dout_u64(o, "xattr_values", s->xattr_blocks);
+	dout_u64(o, "metadata", meta);
+	if (s->d->smap_loaded)
+		dout_u64(o, "data", cp->used_blocks - MIN(cp->used_blocks, meta));
+	dout_obj_end(o);
+	if (s->bad_nodes || s->bad_items) {
+		dout_u64(o, "damaged_nodes", s->bad_nodes);
+		dout_u64(o, "damaged_items", s->bad_items);
+	}
+}
+
+int dump_stats(struct dump_ctx *d)
+{
+	const struct czfs_cp_info *cp = &d->fs->cp;
+	struct stats *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->d = d;
+	s->seen = calloc(DIV_ROUND_UP(cp->max_blocks, 64), sizeof(uint64_t));
+	err = s->seen ? walk(s, cp->root_blkaddr, cp->root_generation,
+			     cp->root_level) : -ENOMEM;
+	d->damage += s->bad_nodes + s->bad_items;
+	dout_obj(&d->out, "statistics");
+	show_counts(s);
+	show_algs(s);
+	show_blocks(s);
+	dout_obj_end(&d->out);
+	free(s->seen);
+	free(s);
+	return err;
+}

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Blocks in use, twice: a bit for every block something references
+ * (blocks 0-2, tree nodes, space-map blocks, cluster extents, xattr
+ * values), built by the walk, against the space map's own bits.  A block
+ * used in the map that nothing references is leaked; a referenced block
+ * free in the map could be handed out again; a block referenced twice
+ * belongs to two owners.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bdev.h"
+#include "fsck.h"
+#include "util.h"
+
+/* Ranges listed one by one before only the totals are given. */
+#define SPACE_SHOWN_RANGES	10
+
+static bool ref_test(const uint64_t *map, uint64_t b)
+{
+	return map[b / 64] >> (b % 64) & 1;
+}
+
+bool fsck_ref(struct fsck_ctx *c, uint64_t start, uint64_t n,
+	      const char *what, uint64_t ino)
+{
+	char owner[48] = "";
+
+	if (ino)
+		snprintf(owner, sizeof(owner), " of inode %" PRIu64, ino);
+	if (start >= c->image_blocks || n > c->image_blocks - start) {
+		fsck_error(c, "%s%s: blocks %" PRIu64 "+%" PRIu64
+			   " past the end of the image (%" PRIu64 " blocks)",
+			   what, owner, start, n, c->image_blocks);
+		return false;
+	}
+	for (uint64_t b = start; b < start + n; b++) {
+		if (ref_test(c->ref, b)) {
+			fsck_error(c, "%s%s: block %" PRIu64 " is already in use by another owner",
+				   what, owner, b);
+			c->refs_shared = true;
+			return false;
+		}
+	}
+	for (uint64_t b = start; b < start + n; b++)
+		c->ref[b / 64] |= 1ull << (b % 64);
+	return true;
+}
+
+int fsck_space_init(struct fsck_ctx *c)
+{
+	const struct czfs_smap *sm = c->smap;
+
+	c->ref = calloc(DIV_ROUND_UP(c->max_blocks, 64), sizeof(uint64_t));
+	if (!c->ref)
+		return -ENOMEM;
+	fsck_ref(c, 0, CZFS_FIRST_DATA_BLKADDR, "superblock and checkpoints", 0);
+	if (!sm)
+		return 0;
+	for (uint64_t j = 0; j < sm->nr_index; j++)
+		if (sm->index_addr[j])
+			fsck_ref(c, sm->index_addr[j], 1, "space map index", 0);
+	for (uint64_t k = 0; k < sm->nr_bitmaps; k++)
+		if (sm->bitmap_addr[k])
+			fsck_ref(c, sm->bitmap_addr[k], 1, "space map bitmap", 0);
+	return 0;
+}
+
+/* Runs of blocks set in a and clear in b, as ranges. */
+static int diff_ranges(const uint64_t *a, const uint64_t *b, uint64_t nbits,
+		       struct fsck_vec *out, uint64_t *total)
+{
+	struct fsck_range r = { 0, 0 };
+
+	*total = 0;
+	for (uint64_t blk = 0; blk < nbits; blk++) {
+		bool in;
+
+		/* whole words without a difference are skipped */
+		if (!(blk % 64) && !(a[blk / 64] & ~b[blk / 64]) &&
+		    blk + 64 <= nbits) {
+			blk += 63;
+			continue;
+		}
+		in = ref_test(a, blk) && !ref_test(b, blk);
+		if (in && r.n && r.start + r.n == blk) {
+			r.n++;
+		} else if (in) {
+			if (r.n && !fsck_vec_push(out, &r))
+				return -ENOMEM;
+			r = (struct fsck_range){ blk, 1 };
+		}
+		if (in)
+			(*total)++;
+	}
+	if (r.n && !fsck_vec_push(out, &r))
+		return -ENOMEM;
+	return 0;
+}
+
+static void report_ranges(struct fsck_ctx *c, const struct fsck_vec *v,
+			  uint64_t total, const char *what)
+{
+	size_t n = MIN(v->n, (size_t)SPACE_SHOWN_RANGES);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct fsck_range *r = fsck_vec_at(v, struct fsck_range, i);
+
+		if (r->n == 1)
+			fsck_fixable(c, "space map: block %" PRIu64 " %s",
+				     r->start, what);
+		else
+			fsck_fixable(c, "space map: blocks %" PRIu64 "-%" PRIu64
+				     " %s", r->start, r->start + r->n - 1, what);
+	}
+	if (v->n > n) {
+		c->fixable += v->n - n;
+		fsck_note(c, "space map: %zu more ranges %s", v->n - n, what);
+	}
+	if (v->n > 1)
+		fsck_note(c, "space map: %" PRIu64 " blocks %s in all", total, what);
+}
+
+void fsck_check_space(struct fsck_ctx *c)
+{
+	uint64_t leaked, unmarked;
+
+	if (!c->smap) {
+		fsck_note(c, "space map not loaded: blocks in use not compared");
+		return;
+	}
+	if (c->walk_incomplete || c->refs_incomplete) {
+		/* Blocks of what could not be read would look leaked. */
+		fsck_note(c, "%s: leaked blocks not looked for",
+			  c->walk_incomplete ? "tree incomplete" :
+			  "an item could not be read");
+	} else if (diff_ranges(c->smap->cur, c->ref, c->max_blocks,
+			       &c->leaked, &leaked) == 0) {
+		report_ranges(c, &c->leaked, leaked,
+			      "marked used but not referenced (leaked)");
+	}
+	if (!diff_ranges(c->ref, c->smap->cur, c->max_blocks, &c->unmarked,
+			 &unmarked))
+		report_ranges(c, &c->unmarked, unmarked,
+			      "referenced but marked free");
+}
+
+/* ---- the used count, from the map blocks themselves ------------------- */
+
+static int read_blk(struct czfs_bdev *bdev, uint64_t addr, void *buf)
+{
+	return czfs_bdev_read(bdev, buf, CZFS_BLOCK_SIZE, addr * CZFS_BLOCK_SIZE);
+}
+
+/* Bits of one bitmap block (number k) below max_blocks. */
+static uint64_t count_bitmap(const uint64_t *w, uint64_t k, uint64_t max)
+{
+	uint64_t base = k * CZFS_SMAP_BITS_PER_BLOCK, n = 0;
+
+	for (unsigned i = 0; i < CZFS_BLOCK_SIZE / 8; i++) {
+		uint64_t b = base + i * 64ull, v = le64_to_cpu(w[i]);
+
+		if (b >= max)
+			break;
+		if (max - b < 64)
+			v &= (1ull << (max - b)) - 1;
+		n += (uint64_t)__builtin_popcountll(v);
+	}
+	return n;
+}
+
+static int count_index(struct czfs_bdev *bdev, const struct czfs_cp_info *cp,
+		       uint64_t j, uint64_t *ixbuf, uint64_t *bmbuf,
+		       uint64_t *used)
+{
+	const struct czfs_smap_index *ix = (const void *)ixbuf;
+	int err = read_blk(bdev, cp->smap_index[j], ixbuf);
+
+	for (unsigned i = 0; !err && i < CZFS_SMAP_ENTRIES_PER_INDEX; i++) {
+		uint64_t a = le64_to_cpu(ix->entries[i].blkaddr);
+		uint64_t k = j * CZFS_SMAP_ENTRIES_PER_INDEX + i;
+
+		if (!a)
+			continue;
+		if (a >= cp->max_blocks)
+			return -EFSCORRUPTED;
+		err = read_blk(bdev, a, bmbuf);
+		if (!err)
+			*used += count_bitmap(bmbuf, k, cp->max_blocks);
+	}
+	return err;
+}
+
+int fsck_smap_recount(struct czfs_bdev *bdev, const struct czfs_cp_info *cp,
+		      uint64_t *used)
+{
+	uint64_t *ixbuf = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
+	uint64_t *bmbuf = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
+	int err = ixbuf && bmbuf ? 0 : -ENOMEM;
+
+	*used = 0;
+	for (unsigned j = 0; !err && j < cp->nr_smap_index; j++) {
+		if (!cp->smap_index[j])
+			continue;
+		if (cp->smap_index[j] >= cp->max_blocks)
+			err = -EFSCORRUPTED;
+		else
+			err = count_index(bdev, cp, j, ixbuf, bmbuf, used);
+	}
+	free(ixbuf);
+	free(bmbuf);
+	return err;
+}

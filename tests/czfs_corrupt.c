@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Test helper: damage an image in one precise way, for the fsck tests.
+ * Semantic damage (a wrong count, a lost inode, a leaked block) is made
+ * through a transaction, so every checksum stays right and only the
+ * meaning is wrong; byte damage inside an item is written in place with
+ * the leaf's checksum recomputed.
+ *
+ *   czfs-corrupt IMAGE nlink PATH N        set PATH's link count
+ *   czfs-corrupt IMAGE parent PATH INO     set directory PATH's parent
+ *   czfs-corrupt IMAGE blocks PATH N       set PATH's blocks field
+ *   czfs-corrupt IMAGE size PATH N         set PATH's size, its clusters kept
+ *   czfs-corrupt IMAGE unlink PATH         drop PATH's entry: its inode is lost
+ *   czfs-corrupt IMAGE orphan PATH         unlink PATH as if it were open
+ *   czfs-corrupt IMAGE leak N              mark N free blocks used
+ *   czfs-corrupt IMAGE unmark PATH IDX     mark cluster IDX's blocks free
+ *   czfs-corrupt IMAGE inode-count DELTA   add DELTA to the checkpoint's count
+ *   czfs-corrupt IMAGE used-count DELTA    a checkpoint with a wrong used count
+ *   czfs-corrupt IMAGE commit              an empty transaction
+ *   czfs-corrupt IMAGE poke PATH KIND ARG BYTE VALUE
+ *        set byte BYTE of an item of PATH to VALUE: KIND inode (ARG -),
+ *        xattr (ARG the name), dentry (PATH a directory, ARG the entry
+ *        name), cluster (ARG the index)
+ *   czfs-corrupt IMAGE sb-byte BYTE VALUE  a superblock byte, checksum fixed
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bdev.h"
+#include "btree.h"
+#include "cluster.h"
+#include "crc32c.h"
+#include "dir.h"
+#include "fs.h"
+#include "hash.h"
+#include "inode.h"
+#include "log.h"
+#include "super.h"
+#include "util.h"
+
+struct cmd {
+	struct czfs_fs *fs;
+	char **argv;
+	int argc;
+};
+
+static uint64_t num(const char *s)
+{
+	return strtoull(s, NULL, 0);
+}
+
+/* PATH's inode number, and its directory and last name if asked. */
+static int walk(struct czfs_fs *fs, const char *path, uint64_t *ino,
+		uint64_t *dir, char *last)
+{
+	char buf[4096], *save, *name;
+	unsigned type;
+	int err = 0;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	*ino = CZFS_ROOT_INO;
+	for (name = strtok_r(buf, "/", &save); name && !err;
+	     name = strtok_r(NULL, "/", &save)) {
+		if (dir)
+			*dir = *ino;
+		if (last)
+			snprintf(last, CZFS_NAME_MAX + 1, "%s", name);
+		err = czfs_dir_lookup(fs, *ino, name, strlen(name), ino, &type);
+	}
+	return err;
+}
+
+static int put_inode(struct czfs_fs *fs, const struct czfs_inode_info *ii)
+{
+	struct czfs_key key = { ii->ino, CZFS_ITEM_INODE, 0 };
+	struct czfs_inode di;
+
+	czfs_inode_encode(ii, &di);
+	return czfs_btree_update(&fs->tree, &key, &di, sizeof(di));
+}
+
+/* ---- transactions -------------------------------------------------------- */
+
+static int set_field(struct cmd *c)
+{
+	struct czfs_inode_info ii;
+	uint64_t ino, v = num(c->argv[4]);
+	int err = walk(c->fs, c->argv[3], &ino, NULL, NULL);
+
+	if (!err)
+		err = czfs_inode_read(&c->fs->tree, ino, &ii);
+	if (err)
+		return err;
+	if (!strcmp(c->argv[2], "nlink"))
+		ii.nlink = (uint32_t)v;
+	else if (!strcmp(c->argv[2], "parent"))
+		ii.parent = v;
+	else if (!strcmp(c->argv[2], "size"))
+		ii.size = v;
+	else
+		ii.blocks = v;
+	return put_inode(c->fs, &ii);
+}
+
+/* Remove the entry name from dir (and count it out of nentries). */
+static int drop_entry(struct czfs_fs *fs, uint64_t dir, const char *name)
+{
+	struct czfs_key key = { dir, CZFS_ITEM_DENTRY,
+				czfs_name_hash(fs->sb.hash_seed, name, strlen(name)) };
+	uint8_t val[CZFS_MAX_ITEM_SIZE], out[CZFS_MAX_ITEM_SIZE];
+	struct czfs_inode_info di;
+	struct czfs_dirent de;
+	unsigned pos = 0, len = 0;
+	int size = czfs_btree_lookup(&fs->tree, &key, val, sizeof(val)), err;
+
+	if (size < 0)
+		return size;
+	while (czfs_dentry_next(val, (unsigned)size, &pos, &de) > 0)
+		if (de.name_len != strlen(name) || memcmp(de.name, name, de.name_len))
+			len += czfs_dentry_encode(out + len, de.ino, de.type,
+						  de.name, de.name_len);
+	err = len ? czfs_btree_update(&fs->tree, &key, out, len) :
+		    czfs_btree_delete(&fs->tree, &key);
+	if (!err)
+		err = czfs_inode_read(&fs->tree, dir, &di);
+	if (err)
+		return err;
+	di.nentries--;
+	di.size--;
+	return put_inode(fs, &di);
+}
+
+static int unlink_path(struct cmd *c, bool orphan)
+{
+	struct czfs_key okey = { CZFS_ORPHAN_OBJECTID, CZFS_ITEM_ORPHAN, 0 };
+	char name[CZFS_NAME_MAX + 1];
+	struct czfs_inode_info ii;
+	uint64_t ino, dir;
+	int err = walk(c->fs, c->argv[3], &ino, &dir, name);
+
+	if (!err)
+		err = drop_entry(c->fs, dir, name);
+	if (err || !orphan)
+		return err;
+	err = czfs_inode_read(&c->fs->tree, ino, &ii);
+	if (err)
+		return err;
+	ii.nlink = 0;
+	okey.offset = ino;
+	err = put_inode(c->fs, &ii);
+	return err ? err : czfs_btree_insert(&c->fs->tree, &okey, NULL, 0);
+}
+
+static int leak(struct cmd *c)
+{
+	uint64_t addr;
+	int err = czfs_smap_alloc(&c->fs->smap, num(c->argv[3]), &addr);
+
+	if (!err)
+		printf("%llu\n", (unsigned long long)addr);
+	return err;
+}
+
+static int unmark(struct cmd *c)
+{
+	uint8_t inl[CZFS_INLINE_MAX];
+	struct czfs_cluster_info ci;
+	struct czfs_inode_info ii;
+	uint64_t ino;
+	int err = walk(c->fs, c->argv[3], &ino, NULL, NULL);
+
+	if (!err)
+		err = czfs_inode_read(&c->fs->tree, ino, &ii);
+	if (!err)
+		err = czfs_cluster_lookup(c->fs, &ii, num(c->argv[4]), &ci, inl);
+	if (!err && !ci.nblocks)
+		err = -EINVAL;
+	if (!err) {
+		czfs_smap_free(&c->fs->smap, ci.blkaddr, ci.nblocks);
+		printf("%llu %u\n", (unsigned long long)ci.blkaddr, ci.nblocks);
+	}
+	return err;
+}
+
+static int transaction(struct cmd *c)
+{
+	const char *op = c->argv[2];
+	int err;
+
+	pthread_rwlock_wrlock(&c->fs->lock);
+	err = czfs_fs_begin(c->fs);
+	if (err)
+		goto out;
+	if (!strcmp(op, "nlink") || !strcmp(op, "parent") || !strcmp(op, "blocks") ||
+	    !strcmp(op, "size"))
+		err = c->argc > 4 ? set_field(c) : -EINVAL;
+	else if (!strcmp(op, "unlink") || !strcmp(op, "orphan"))
+		err = c->argc > 3 ? unlink_path(c, op[0] == 'o') : -EINVAL;
+	else if (!strcmp(op, "leak"))
+		err = c->argc > 3 ? leak(c) : -EINVAL;
+	else if (!strcmp(op, "unmark"))
+		err = c->argc > 4 ? unmark(c) : -EINVAL;
+	else if (!strcmp(op, "inode-count"))
+		c->fs->cp.inode_count += c->argc > 3 ? num(c->argv[3]) : 1;
+	else if (strcmp(op, "commit"))
+		err = -EINVAL;
+	if (!err)
+		err = czfs_fs_commit(c->fs);
+out:
+	pthread_rwlock_unlock(&c->fs->lock);
+	return err;
+}
+
+/* ---- raw changes ----------------------------------------------------------- */
+
+static int rw_block(const char *image, uint64_t blk, void *buf, bool write)
+{
+	int fd = open(image, O_RDWR), err = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write ? pwrite(fd, buf, CZFS_BLOCK_SIZE, (off_t)blk * CZFS_BLOCK_SIZE) :
+		    pread(fd, buf, CZFS_BLOCK_SIZE, (off_t)blk * CZFS_BLOCK_SIZE);
+	if (n != CZFS_BLOCK_SIZE)
+		err = n < 0 ? -errno : -EIO;
+	close(fd);
+	return err;
+}
+
+/* Where the item of PATH named by KIND ARG lives: block and byte offset. */
+static int find_item(struct cmd *c, uint64_t *blk, unsigned *off,
+		     unsigned *size)
+{
+	const char *kind = c->argv[4], *arg = c->argv[5];
+	struct czfs_btree_path path = { 0 };
+	struct czfs_key key = { 0 }, found;
+	const void *data;
+	uint64_t ino;
+	int err = walk(c->fs, c->argv[3], &ino, NULL, NULL);
+
+	key.objectid = ino;
+	if (!strcmp(kind, "inode")) {
+		key.type = CZFS_ITEM_INODE;
+	} else if (!strcmp(kind, "cluster")) {
+		key.type = CZFS_ITEM_CLUSTER;
+		key.offset = num(arg);
+	} else if (!strcmp(kind, "xattr") || !strcmp(kind, "dentry")) {
+		key.type = kind[0] == 'x' ? CZFS_ITEM_XATTR : CZFS_ITEM_DENTRY;
+		key.offset = czfs_name_hash(c->fs->sb.hash_seed, arg, strlen(arg));
+	} else {
+		err = -EINVAL;
+	}
+	if (!err && czfs_btree_search(&c->fs->tree, &key, &path) != 0)
+		err = -ENOENT;
+	if (!err) {
+		czfs_btree_item(&path, &found, &data, size);
+		*blk = path.nodes[0]->blkaddr;
+		*off = (unsigned)((const uint8_t *)data - path.nodes[0]->data);
+	}
+	czfs_btree_path_release(&c->fs->tree, &path);
+	return err;
+}
+
+static int poke(struct cmd *c, const char *image)
+{
+	uint8_t blk[CZFS_BLOCK_SIZE];
+	unsigned off, size, byte = (unsigned)num(c->argv[6]);
+	uint64_t addr;
+	int err = find_item(c, &addr, &off, &size);
+
+	czfs_fs_close(c->fs);
+	c->fs = NULL;
+	if (!err && byte >= size)
+		err = -ERANGE;
+	if (!err)
+		err = rw_block(image, addr, blk, false);
+	if (err)
+		return err;
+	blk[off + byte] = (uint8_t)num(c->argv[7]);
+	czfs_node_seal(blk);
+	printf("%llu %u\n", (unsigned long long)addr, off + byte);
+	return rw_block(image, addr, blk, true);
+}
+
+static int sb_byte(const char *image, unsigned byte, uint8_t v)
+{
+	uint8_t blk[CZFS_BLOCK_SIZE];
+	struct czfs_super_block sb;
+	int err = byte < sizeof(sb) ? rw_block(image, 0, blk, false) : -ERANGE;
+
+	if (err)
+		return err;
+	blk[byte] = v;
+	memcpy(&sb, blk, sizeof(sb));
+	sb.checksum = 0;
+	sb.checksum = cpu_to_le32(czfs_crc32c(0, &sb, sizeof(sb)));
+	memcpy(blk, &sb, sizeof(sb));
+	return rw_block(image, 0, blk, true);
+}
+
+/* A checkpoint like the current one, but counting delta more blocks. */
+static int used_count(struct cmd *c)
+{
+	struct czfs_cp_info cp = c->fs->cp;
+
+	cp.generation++;
+	cp.used_blocks += num(c->argv[3]);
+	return czfs_cp_write(c->fs->bdev, &c->fs->sb, &cp);
+}
+
+int main(int argc, char **argv)
+{
+	struct czfs_fs_opts o = { .flags = CZFS_OPEN_RDONLY | CZFS_OPEN_NOSMAP };
+	struct cmd c = { .argv = argv, .argc = argc };
+	const char *op = argc > 2 ? argv[2] : "";
+	bool raw = !strcmp(op, "poke") || !strcmp(op, "used-count");
+	int err;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: czfs-corrupt IMAGE OP ARGS... (see the source)\n");
+		return 2;
+	}
+	czfs_log_set_sink(czfs_log_stderr, CZFS_LOG_WARN);
+	if (!strcmp(op, "sb-byte"))
+		err = argc > 4 ? sb_byte(argv[1], (unsigned)num(argv[3]),
+					 (uint8_t)num(argv[4])) : -EINVAL;
+	else if (!strcmp(op, "used-count") && argc > 3)
+		err = czfs_fs_open(argv[1], &(struct czfs_fs_opts){ 0 }, &c.fs) ?:
+		      used_count(&c);
+	else if (raw && argc > 7)
+		err = czfs_fs_open(argv[1], &o, &c.fs) ?: poke(&c, argv[1]);
+	else if (raw)
+		err = -EINVAL;
+	else
+		err = czfs_fs_open(argv[1], &(struct czfs_fs_opts){ 0 }, &c.fs) ?:
+		      transaction(&c);
+	if (err)
+		fprintf(stderr, "czfs-corrupt: %s: %s\n", op, strerror(-err));
+	czfs_fs_close(c.fs);
+	return err ? 1 : 0;
+}
