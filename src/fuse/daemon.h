@@ -95,6 +95,10 @@ struct czfs_daemon {
 	char *mountpoint;		/* absolute */
 	struct fuse_session *se;	/* for notifications to the kernel */
 	atomic_bool serving;		/* the session loop runs: notify */
+	/* files the kernel has open: those it never released (a release
+	 * lost with the connection) are closed at unmount */
+	pthread_mutex_t open_lock;
+	struct czfs_open_file *open_files;
 	/* Staged pages of all streams, kept under a quarter of the pool so
 	 * that they never starve the cluster cache (staging.c). */
 	atomic_ullong staged_pages;
@@ -120,6 +124,7 @@ size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size);
 struct czfs_open_file {
 	struct czfs_minode *mi;
 	struct czfs_stream *stream;	/* its prefetch state */
+	struct czfs_open_file *prev, *next;	/* dm->open_files */
 };
 
 /* Per-thread scratch: one codec and one buffer for stored blocks. */
@@ -163,6 +168,11 @@ long czfs_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
 		   const void *buf, size_t size, uint64_t off);
 void czfs_ops_copy(struct fuse_lowlevel_ops *ops);
 void czfs_ops_ns(struct fuse_lowlevel_ops *ops);
+
+/* Close an open file: a release, or an open whose reply failed. */
+void czfs_release_file(struct czfs_daemon *dm, struct czfs_open_file *of);
+/* Close what the kernel left open (after the session ended). */
+void czfs_release_all(struct czfs_daemon *dm);
 
 /* Open a file create() just made (ops_file.c). */
 int czfs_open_created(struct czfs_daemon *dm, uint64_t ino,

@@ -281,6 +281,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 	};
 	int err;
 
+	pthread_mutex_init(&dm->open_lock, NULL);
 	err = czfs_fs_open(dm->opts.image, &fo, &dm->fs);
 	if (!err && !dm->opts.ro)
 		err = mount_rw(dm);
@@ -329,6 +330,7 @@ static int daemon_start_threads(struct czfs_daemon *dm)
 
 static void daemon_teardown(struct czfs_daemon *dm)
 {
+	czfs_release_all(dm);
 	czfs_prefetch_stop(dm);
 	czfs_flusher_stop(dm);		/* the last checkpoint */
 	czfs_itable_destroy(dm->it);
@@ -387,6 +389,7 @@ out_unmount:
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_destroy:
+	czfs_release_all(dm);		/* releases lost with the connection */
 	czfs_flusher_stop(dm);		/* the last checkpoint, before the session goes */
 	dm->se = NULL;
 	fuse_session_destroy(se);

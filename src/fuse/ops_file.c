@@ -56,6 +56,12 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	czfs_mi_open(dm, mi);
 	czfs_mi_put(dm, mi);		/* the open holds it now */
 	of->mi = mi;
+	pthread_mutex_lock(&dm->open_lock);
+	of->next = dm->open_files;
+	if (of->next)
+		of->next->prev = of;
+	dm->open_files = of;
+	pthread_mutex_unlock(&dm->open_lock);
 	fi->fh = (uintptr_t)of;
 	/* Every change goes through this daemon and the kernel's page cache
 	 * stays coherent with it: the cache is kept across opens. */
@@ -69,28 +75,45 @@ int czfs_open_created(struct czfs_daemon *dm, uint64_t ino,
 	return do_open(dm, ino, fi);
 }
 
+void czfs_release_file(struct czfs_daemon *dm, struct czfs_open_file *of)
+{
+	pthread_mutex_lock(&dm->open_lock);
+	if (of->prev)
+		of->prev->next = of->next;
+	else
+		dm->open_files = of->next;
+	if (of->next)
+		of->next->prev = of->prev;
+	pthread_mutex_unlock(&dm->open_lock);
+	czfs_stream_close(dm, of->stream);
+	czfs_mi_close(dm, of->mi);
+	free(of);
+}
+
 static void czfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct czfs_daemon *dm = req_daemon(req);
 	int err;
 
-	czfs_set_kernel_readahead(req_daemon(req));
-	err = do_open(req_daemon(req), ino, fi);
+	czfs_set_kernel_readahead(dm);
+	err = do_open(dm, ino, fi);
 	if (err)
 		fuse_reply_err(req, czfs_reply_errno(err));
-	else
-		fuse_reply_open(req, fi);
+	else if (fuse_reply_open(req, fi))	/* interrupted: never released */
+		czfs_release_file(dm, (struct czfs_open_file *)(uintptr_t)fi->fh);
 }
 
 static void czfs_release(fuse_req_t req, fuse_ino_t ino,
 			 struct fuse_file_info *fi)
 {
-	struct czfs_daemon *dm = req_daemon(req);
-	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
-
-	czfs_stream_close(dm, of->stream);
-	czfs_mi_close(dm, of->mi);
-	free(of);
+	czfs_release_file(req_daemon(req), (struct czfs_open_file *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
+}
+
+void czfs_release_all(struct czfs_daemon *dm)
+{
+	while (dm->open_files)
+		czfs_release_file(dm, dm->open_files);
 }
 
 uint64_t czfs_admit(struct czfs_daemon *dm, uint64_t n)

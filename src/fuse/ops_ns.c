@@ -322,11 +322,13 @@ static void reply_new(fuse_req_t req, int err, uint64_t ino,
 
 	if (!err)
 		err = reply_entry(dm, ino, &e);
+	if (err && fi && fi->fh)		/* created and opened, no entry */
+		czfs_release_file(dm, (struct czfs_open_file *)(uintptr_t)fi->fh);
 	if (err)
 		fuse_reply_err(req, czfs_reply_errno(err));
-	else if (fi)
-		fuse_reply_create(req, &e, fi);
-	else
+	else if (fi && fuse_reply_create(req, &e, fi))	/* interrupted */
+		czfs_release_file(dm, (struct czfs_open_file *)(uintptr_t)fi->fh);
+	else if (!fi)
 		fuse_reply_entry(req, &e);
 }
 
