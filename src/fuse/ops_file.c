@@ -243,12 +243,13 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	admitted = czfs_admit(dm, ((end - 1) / cbytes - (uint64_t)off / cbytes + 1) <<
 			      (ii.cluster_shift + 1));
 	err = gather(dm, of, &ii, (uint64_t)off, end, rb);
+	/* counted before the reply: the reader may look at them next */
+	atomic_fetch_add(&dm->st.read_reqs, 1);
+	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - (uint64_t)off);
 	if (err)
 		fuse_reply_err(req, czfs_reply_errno(err));
 	else
 		fuse_reply_iov(req, rb->iov, (int)rb->niov);
-	atomic_fetch_add(&dm->st.read_reqs, 1);
-	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - (uint64_t)off);
 	/* After the reply the file may be released: of is not touched.
 	 * A cluster read to its end is likely done with (the kernel keeps
 	 * the data): recycle its pages first. */
