@@ -148,8 +148,12 @@ long czfs_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
 		mi->ii_dirty = true;
 		pthread_mutex_unlock(&mi->lock);
 	}
+	/* Past the limit the flusher writes the inode back beside the
+	 * writer; past twice the limit, it cannot keep up: the writer too. */
 	if (mi->ndirty << ii.cluster_shift > DIRTY_LIMIT_PAGES(dm))
-		czfs_writeback_inode(dm, mi);	/* keep dirty data bounded */
+		czfs_flusher_kick(dm);
+	if (mi->ndirty << ii.cluster_shift > 2 * DIRTY_LIMIT_PAGES(dm))
+		czfs_writeback_inode(dm, mi);
 	czfs_writeback_balance(dm);
 	return done ? (long)done : err;
 }

@@ -20,6 +20,7 @@ struct czfs_flusher {
 	pthread_t thread;
 	bool started, stop;
 	bool changed;			/* something to checkpoint */
+	bool kick;			/* a writer asks for writeback */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_mutex_t commit_lock;	/* one checkpoint at a time */
@@ -352,7 +353,7 @@ static void wb_dirty(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 
 void czfs_writeback_balance(struct czfs_daemon *dm)
 {
-	uint64_t limit = dm->opts.cache_size / CZFS_BLOCK_SIZE / 4;
+	uint64_t limit = dm->opts.cache_size / CZFS_BLOCK_SIZE * 3 / 8;
 
 	if (!dm->fl || atomic_load(&dm->reserved_blocks) <= limit)
 		return;
@@ -396,27 +397,63 @@ void czfs_flusher_note_change(struct czfs_daemon *dm)
 	pthread_mutex_unlock(&fl->lock);
 }
 
+static bool past(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return now.tv_sec > t->tv_sec ||
+	       (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
+/*
+ * The flusher: a checkpoint every opts.commit seconds when something
+ * changed, and writeback when a writer asks for it (then the writer goes
+ * on taking data while this thread compresses: two cores at work).
+ */
 static void *flusher(void *arg)
 {
 	struct czfs_daemon *dm = arg;
 	struct czfs_flusher *fl = dm->fl;
 	struct timespec until;
-	bool run;
+	bool kick, commit;
 
 	pthread_mutex_lock(&fl->lock);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += dm->opts.commit;
 	while (!fl->stop) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += dm->opts.commit;
-		pthread_cond_timedwait(&fl->wake, &fl->lock, &until);
-		run = fl->changed && !fl->stop;
-		fl->changed = false;
+		if (!fl->kick)
+			pthread_cond_timedwait(&fl->wake, &fl->lock, &until);
+		kick = fl->kick && !fl->stop;
+		fl->kick = false;
+		commit = !fl->stop && past(&until);
+		if (commit) {
+			commit = fl->changed;
+			fl->changed = false;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += dm->opts.commit;
+		}
 		pthread_mutex_unlock(&fl->lock);
-		if (run && czfs_checkpoint(dm))
+		if (kick)
+			czfs_itable_each(dm, wb_dirty, NULL);
+		if (commit && czfs_checkpoint(dm))
 			czfs_err("periodic checkpoint failed");
 		pthread_mutex_lock(&fl->lock);
 	}
 	pthread_mutex_unlock(&fl->lock);
 	return NULL;
+}
+
+void czfs_flusher_kick(struct czfs_daemon *dm)
+{
+	struct czfs_flusher *fl = dm->fl;
+
+	if (!fl || fl->kick)
+		return;
+	pthread_mutex_lock(&fl->lock);
+	fl->kick = true;
+	pthread_cond_signal(&fl->wake);
+	pthread_mutex_unlock(&fl->lock);
 }
 
 int czfs_flusher_start(struct czfs_daemon *dm)

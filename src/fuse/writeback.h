@@ -24,6 +24,8 @@ int czfs_flusher_start(struct czfs_daemon *dm);
 void czfs_flusher_stop(struct czfs_daemon *dm);
 /* Something changed: the next periodic checkpoint has work. */
 void czfs_flusher_note_change(struct czfs_daemon *dm);
+/* Ask the flusher thread to write back every dirty inode now. */
+void czfs_flusher_kick(struct czfs_daemon *dm);
 
 /*
  * Write back the dirty clusters of one inode (no lock held by the caller).
@@ -32,9 +34,9 @@ void czfs_flusher_note_change(struct czfs_daemon *dm);
 int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi);
 
 /*
- * A writer throttles itself, as balance_dirty_pages does: past a quarter
- * of the page pool in dirty clusters, it writes back every dirty inode,
- * so that many small dirty files cannot fill the pool (no lock held).
+ * A writer throttles itself, as balance_dirty_pages does: past 3/8 of the
+ * page pool in dirty clusters, it writes back every dirty inode, so that
+ * many small dirty files cannot fill the pool (no lock held).
  */
 void czfs_writeback_balance(struct czfs_daemon *dm);
 
