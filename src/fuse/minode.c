@@ -237,6 +237,14 @@ void czfs_mi_attr(struct czfs_minode *mi, struct czfs_inode_info *ii)
 	pthread_mutex_unlock(&mi->lock);
 }
 
+void czfs_mi_attr_shown(struct czfs_minode *mi, struct czfs_inode_info *ii)
+{
+	pthread_mutex_lock(&mi->lock);
+	*ii = mi->ii;
+	ii->blocks += mi->reserved;
+	pthread_mutex_unlock(&mi->lock);
+}
+
 int czfs_itable_each(struct czfs_daemon *dm,
 		     void (*fn)(struct czfs_daemon *dm, struct czfs_minode *mi,
 				void *arg), void *arg)

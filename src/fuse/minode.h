@@ -72,6 +72,10 @@ int czfs_mi_store(struct czfs_daemon *dm, struct czfs_minode *mi);
 
 /* A copy of the attributes, under the inode's lock. */
 void czfs_mi_attr(struct czfs_minode *mi, struct czfs_inode_info *ii);
+/* The same as the kernel is shown it: dirty data not written back yet
+ * counts in blocks for the room set aside for it (as ext4's delayed
+ * allocation does), so that du and cp see a new file's data at once. */
+void czfs_mi_attr_shown(struct czfs_minode *mi, struct czfs_inode_info *ii);
 
 /* Call fn for every inode in the table (with a reference held): 0 or
  * -ENOMEM. */

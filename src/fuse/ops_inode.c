@@ -35,7 +35,7 @@ static int read_inode(struct czfs_daemon *dm, uint64_t ino,
 
 	if (err)
 		return err;
-	czfs_mi_attr(mi, ii);
+	czfs_mi_attr_shown(mi, ii);
 	czfs_mi_put(dm, mi);
 	return 0;
 }
@@ -79,7 +79,7 @@ static int do_lookup(struct czfs_daemon *dm, fuse_ino_t parent,
 	}
 	if (err)
 		return err;
-	czfs_mi_attr(mi, &ii);
+	czfs_mi_attr_shown(mi, &ii);
 	czfs_fill_entry(dm, &ii, e);
 	czfs_mi_lookup(dm, mi, 1);	/* the reply gives the kernel one */
 	czfs_mi_put(dm, mi);

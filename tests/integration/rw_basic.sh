@@ -133,6 +133,9 @@ czfs_umount "$M"
 
 note "statfs: writing takes space, deleting gives it back"
 czfs_mount "$T/img" "$M"
+# data not written back yet counts in st_blocks (du, cp's sparse test)
+head -c 300000 "$T/c/xml" >"$M/fresh"
+[ "$(stat -c %b "$M/fresh")" -gt 0 ] || fail "st_blocks of data not written back is 0"
 free0=$(stat -f -c %a "$M")
 head -c 20000000 /dev/urandom >"$M/big"
 sync "$M/big"
