@@ -15,6 +15,7 @@ UNIT_TESTS = \
 	tests/unit/check_super \
 	tests/unit/check_checkpoint \
 	tests/unit/check_spacemap \
+	tests/unit/check_spacemap_io \
 	tests/unit/check_meta \
 	tests/unit/check_pagepool \
 	tests/unit/check_ccache \
@@ -33,3 +34,7 @@ tests_unit_check_update_SOURCES = tests/unit/check_update.c $(FS_TESTLIB)
 BTREE_TESTLIB = tests/unit/btree_testlib.c tests/unit/btree_testlib.h
 tests_unit_check_btree_SOURCES = tests/unit/check_btree.c $(BTREE_TESTLIB)
 tests_unit_check_btree_cow_SOURCES = tests/unit/check_btree_cow.c $(BTREE_TESTLIB)
+
+SMAP_TESTLIB = tests/unit/smap_testlib.c tests/unit/smap_testlib.h
+tests_unit_check_spacemap_SOURCES = tests/unit/check_spacemap.c $(SMAP_TESTLIB)
+tests_unit_check_spacemap_io_SOURCES = tests/unit/check_spacemap_io.c $(SMAP_TESTLIB)
