@@ -34,8 +34,7 @@ static int read_in_cluster(struct czfs_daemon *dm, const struct czfs_inode_info 
 	if (err)
 		return err;
 	if (e->page != CZFS_NO_PAGE && e->len > in) {
-		for (unsigned i = 0; i < (1u << e->order); i++)
-			pages[i] = e->page + i;
+		czfs_centry_pages(e, pages);
 		have = MIN(n, (uint64_t)e->len - in);
 		czfs_memcpy_from_pages(dm->pool, pages, in, buf, have);
 	}

@@ -70,12 +70,6 @@ static int cluster_for_write(struct czfs_daemon *dm, const struct czfs_inode_inf
 	return 0;
 }
 
-static void run_pages(const struct czfs_centry *e, uint32_t *pages)
-{
-	for (unsigned i = 0; i < (1u << e->order); i++)
-		pages[i] = e->page + i;
-}
-
 /* Copy n bytes at in into e (mi->lock held); a gap after the old end is
  * zeroed, as the file reads it. */
 static void fill(struct czfs_daemon *dm, struct czfs_centry *e, uint64_t in,
@@ -84,7 +78,7 @@ static void fill(struct czfs_daemon *dm, struct czfs_centry *e, uint64_t in,
 	uint32_t pages[CZFS_MAX_CLUSTER_BLOCKS];
 	static const uint8_t zeros[CZFS_BLOCK_SIZE];
 
-	run_pages(e, pages);
+	czfs_centry_pages(e, pages);
 	for (uint64_t z = e->len; z < in; z += MIN(in - z, (uint64_t)CZFS_BLOCK_SIZE))
 		czfs_memcpy_to_pages(dm->pool, pages, z, zeros,
 				     MIN(in - z, (uint64_t)CZFS_BLOCK_SIZE));
@@ -270,7 +264,7 @@ static int zero_in_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	pthread_mutex_lock(&mi->lock);
 	err = czfs_mark_dirty(dm, mi, e);
 	if (!err && in < e->len) {
-		run_pages(e, pages);
+		czfs_centry_pages(e, pages);
 		czfs_memcpy_to_pages(dm->pool, pages, in, zeros,
 				     MIN(n, (uint64_t)e->len - in));
 		if (cut)

@@ -70,12 +70,16 @@ static int load_one(struct czfs_daemon *dm, struct czfs_stream *s,
 	 * The batch was looked up before e was claimed: a writeback may
 	 * have changed the items since, and the cluster left the cache.
 	 * Now that e is claimed they change only through it (a truncate
-	 * drops it), so one more lookup is current.
+	 * drops it), so looking its item up again is current.
 	 */
-	if (atomic_load(&dm->items_version) != b->version)
-		ret = czfs_lookup_clusters(dm, &s->ii, b);
-	if (ret < 0)
-		goto out;
+	if (atomic_load(&dm->items_version) != b->version) {
+		pthread_rwlock_rdlock(&dm->fs->lock);
+		ret = czfs_cluster_lookup(dm->fs, &s->ii, b->first + i,
+					  &b->ci[i], b->inl[i]);
+		pthread_rwlock_unlock(&dm->fs->lock);
+		if (ret < 0)
+			goto out;
+	}
 	if (ci->kind == CZFS_CLUSTER_RAW || ci->kind == CZFS_CLUSTER_COMPRESSED) {
 		ret = czfs_staging_get(dm, s->stg, ci->blkaddr, ci->nblocks,
 				       czfs_batch_run_end(b, i), true, pages, &ref);

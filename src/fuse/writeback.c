@@ -163,8 +163,7 @@ static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		return 0;
 	}
 	wb_policy(dm, ii, w->e->idx, &pol);
-	for (unsigned i = 0; i < rn; i++)
-		rpages[i] = w->e->page + i;
+	czfs_centry_pages(w->e, rpages);
 	err = czfs_temp_alloc(dm, MIN(rn + 1, (unsigned)CZFS_MAX_CLUSTER_BLOCKS),
 			      &tp, &dm->st.temp_alloc);
 	if (err)

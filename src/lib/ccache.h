@@ -39,6 +39,14 @@ struct czfs_centry {
 	struct czfs_centry *hnext, *lru_prev, *lru_next;
 };
 
+/* The page numbers of e's run, in order: 2^e->order of them. */
+static inline void czfs_centry_pages(const struct czfs_centry *e,
+				     uint32_t *pages)
+{
+	for (unsigned i = 0; i < (1u << e->order); i++)
+		pages[i] = e->page + i;
+}
+
 struct czfs_ccache;
 
 struct czfs_ccache_stats {
