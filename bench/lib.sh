@@ -6,7 +6,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN="$top/build"
 MKFS="$BIN/mkfs/mkfs.czfs"
 FUSE="$BIN/src/fuse/czfs-fuse"
-CORPUS="${CZFS_CORPUS:-$top/../shared/corpus/silesia}"
+CORPUS="${CZFS_CORPUS:-}"	# the Silesia corpus (*.zip), if you have it
 W="${CZFS_BENCH_DIR:-/var/tmp/czfs-bench}"
 RUNS="${RUNS:-3}"
 
@@ -29,12 +29,18 @@ bench_setup() {
 	mkdir -p "$W"
 }
 
-# The Silesia corpus, concatenated and repeated to SIZE MiB, in FILE.
+# Real data to SIZE MiB in FILE: the Silesia corpus (CZFS_CORPUS) or, by
+# default, the test suite's sample data (this system's own files),
+# concatenated and repeated.
 make_real_file() {
 	local file=$1 mib=$2 tmp
 	[ -s "$file" ] && [ "$(stat -c %s "$file")" = $((mib << 20)) ] && return 0
 	tmp=$(mktemp -d "$W/corpus.XXXXXX")
-	for z in "$CORPUS"/*.zip; do unzip -qo "$z" -d "$tmp"; done
+	if [ -n "$CORPUS" ]; then
+		for z in "$CORPUS"/*.zip; do unzip -qo "$z" -d "$tmp"; done
+	else
+		"$top/tests/sample-data" "$tmp"
+	fi
 	mkdir -p "$(dirname "$file")"
 	# cat fails once head has enough: that ends the loop
 	while cat "$tmp"/*; do :; done 2>/dev/null | head -c $((mib << 20)) >"$file" || true

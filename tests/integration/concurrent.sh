@@ -4,14 +4,14 @@
 . "$top_srcdir/tests/integration/lib.sh"
 require_fuse
 
-corpus_unzip "$T/src" "nci mr osdb"
+sample_files "$T/src" "libs bins mixed"
 "$MKFS" -q -C 16k -d "$T/src" "$T/img"
 czfs_mount "$T/img" "$T/mnt" -o cache_size=4M,workers=2
 
-(cd "$T/src" && md5sum nci mr osdb) >"$T/want"
+(cd "$T/src" && md5sum libs bins mixed) >"$T/want"
 pids=()
 for r in 1 2 3 4; do
-	for f in nci mr osdb nci; do
+	for f in libs bins mixed libs; do
 		(cd "$T/mnt" && md5sum "$f" >"$T/got.$r.$f.$RANDOM") &
 		pids+=($!)
 	done
@@ -21,7 +21,7 @@ for g in "$T"/got.*; do
 	grep -qF "$(cat "$g")" "$T/want" || fail "reader got $(cat "$g")"
 done
 # random-offset reads against the source
-python3 - "$T/src/nci" "$T/mnt/nci" <<'PY' || fail "random reads differ"
+python3 - "$T/src/libs" "$T/mnt/libs" <<'PY' || fail "random reads differ"
 import os, random, sys
 a, b = (open(p, 'rb') for p in sys.argv[1:3])
 size = os.path.getsize(sys.argv[1])

@@ -6,7 +6,7 @@
 require_fuse
 LOCATE="$top_builddir/tests/czfs-locate"
 
-corpus_unzip "$T/src" "xml reymont"
+sample_files "$T/src" "text docs"
 mkdir -p "$T/src/many"
 (cd "$T/src/many" && seq -f 'f%04g' 1 3000 | xargs touch)
 "$MKFS" -q -C 16k -d "$T/src" "$T/good"
@@ -57,28 +57,28 @@ expect_refused "$T/bad" "checksum"
 
 note "the leaf holding one file's inode"
 leaf=$("$LOCATE" "$T/good" many/f2500 leaf)
-rootleaf=$("$LOCATE" "$T/good" xml leaf)
+rootleaf=$("$LOCATE" "$T/good" text leaf)
 [ "$leaf" != "$rootleaf" ] || fail "test tree too small: one leaf"
 cp "$T/good" "$T/bad"; flip "$T/bad" $(( leaf * 4096 + 2000 ))
 czfs_mount "$T/bad" "$T/mnt"
 ! stat "$T/mnt/many/f2500" 2>"$T/err" || fail "stat of a damaged inode worked"
 grep -q "Input/output error" "$T/err" || fail "stat error: $(cat "$T/err")"
-cmp "$T/src/xml" "$T/mnt/xml" || fail "an undamaged file became unreadable"
+cmp "$T/src/text" "$T/mnt/text" || fail "an undamaged file became unreadable"
 czfs_log "$T/mnt" | grep -q "checksum" || fail "no log line for the damaged node"
 czfs_umount "$T/mnt"
 
 note "a compressed cluster"
-read -r blk nblocks kind < <("$LOCATE" "$T/good" xml cluster 3)
-[ "$kind" = 2 ] || fail "cluster 3 of xml is not compressed (kind $kind)"
+read -r blk nblocks kind < <("$LOCATE" "$T/good" text cluster 3)
+[ "$kind" = 2 ] || fail "cluster 3 of text is not compressed (kind $kind)"
 cp "$T/good" "$T/bad"; flip "$T/bad" $(( blk * 4096 + 100 ))
 czfs_mount "$T/bad" "$T/mnt"
-! cat "$T/mnt/xml" >/dev/null 2>"$T/err" || fail "read of a damaged cluster worked"
+! cat "$T/mnt/text" >/dev/null 2>"$T/err" || fail "read of a damaged cluster worked"
 grep -q "Input/output error" "$T/err" || fail "read error: $(cat "$T/err")"
-cmp <(head -c 49152 "$T/src/xml") <(head -c 49152 "$T/mnt/xml") ||
+cmp <(head -c 49152 "$T/src/text") <(head -c 49152 "$T/mnt/text") ||
 	fail "clusters before the damaged one"
-cmp <(tail -c +65537 "$T/src/xml") <(tail -c +65537 "$T/mnt/xml") ||
+cmp <(tail -c +65537 "$T/src/text") <(tail -c +65537 "$T/mnt/text") ||
 	fail "clusters after the damaged one"
-cmp "$T/src/reymont" "$T/mnt/reymont" || fail "another file"
+cmp "$T/src/docs" "$T/mnt/docs" || fail "another file"
 czfs_log "$T/mnt" | grep -q "block $blk" || fail "no log line naming block $blk"
 czfs_umount "$T/mnt"
 

@@ -7,13 +7,13 @@
 . "$top_srcdir/tests/integration/lib.sh"
 DUMP="$top_builddir/dump/dump.czfs"
 
-corpus_unzip "$T/src" "xml"
+sample_files "$T/src" "text"
 mkdir -p "$T/src/dir/sub"
 for i in $(seq 1 20); do echo "$i" >"$T/src/dir/f$i"; done
 head -c 100000 /dev/urandom >"$T/src/random"
 truncate -s 10M "$T/src/sparse"
 echo end >>"$T/src/sparse"
-ln -s xml "$T/src/link"
+ln -s text "$T/src/link"
 setfattr -n user.big -v "0x$(head -c 3000 /dev/urandom | xxd -p | tr -d '\n')" "$T/src/random"
 "$MKFS" -q -c zstd -C 64k -d "$T/src" "$T/img"
 
@@ -49,26 +49,26 @@ s=$(json "$T/all.json" 'd["statistics"]["algorithms"][0]["referenced_bytes"] + d
 [ "$(json "$T/all.json" 'd["statistics"]["hole_bytes"] >= 10 * 2**20 - 65536')" = True ] || fail "the sparse file's hole"
 [ "$(json "$T/all.json" 'd["statistics"]["blocks"]["xattr_values"]')" = 1 ] || fail "xattr value blocks"
 
-note "a known file: xml"
-size=$(stat -c %s "$T/src/xml")
+note "a known file: text"
+size=$(stat -c %s "$T/src/text")
 want=$(( (size + 65535) / 65536 ))
-"$DUMP" "$T/img" xml >"$T/text" || fail "dump xml exit $?"
+"$DUMP" "$T/img" text >"$T/text" || fail "dump text exit $?"
 grep -q "type: regular file" "$T/text" || fail "no type"
 grep -q "size: $size" "$T/text" || fail "no size"
-[ "$(grep -c "kind compressed" "$T/text")" -ge $((want - 1)) ] || fail "xml is not compressed"
+[ "$(grep -c "kind compressed" "$T/text")" -ge $((want - 1)) ] || fail "text is not compressed"
 grep -q "total: $want" "$T/text" || fail "cluster count is not $want"
-"$DUMP" -j "$T/img" xml >"$T/xml.json" || fail "dump -j xml exit $?"
-python3 -m json.tool "$T/xml.json" >/dev/null || fail "not JSON"
-[ "$(json "$T/xml.json" 'len(d["clusters"])')" = "$want" ] || fail "cluster rows"
-[ "$(json "$T/xml.json" 'set(c["kind"] for c in d["clusters"]) <= {"compressed", "raw", "inline-compressed"}')" = True ] ||
+"$DUMP" -j "$T/img" text >"$T/text.json" || fail "dump -j text exit $?"
+python3 -m json.tool "$T/text.json" >/dev/null || fail "not JSON"
+[ "$(json "$T/text.json" 'len(d["clusters"])')" = "$want" ] || fail "cluster rows"
+[ "$(json "$T/text.json" 'set(c["kind"] for c in d["clusters"]) <= {"compressed", "raw", "inline-compressed"}')" = True ] ||
 	fail "kinds"
-[ "$(json "$T/xml.json" 'sum(c["blocks"] for c in d["clusters"]) == d["inode"]["blocks"]')" = True ] ||
+[ "$(json "$T/text.json" 'sum(c["blocks"] for c in d["clusters"]) == d["inode"]["blocks"]')" = True ] ||
 	fail "cluster blocks differ from the inode's blocks"
-[ "$(json "$T/xml.json" 'sum(c["ulen"] for c in d["clusters"])')" = "$size" ] || fail "ulen sum"
-[ "$(json "$T/xml.json" 'all(c["ratio"] > 1 for c in d["clusters"] if c["kind"] == "compressed")')" = True ] ||
+[ "$(json "$T/text.json" 'sum(c["ulen"] for c in d["clusters"])')" = "$size" ] || fail "ulen sum"
+[ "$(json "$T/text.json" 'all(c["ratio"] > 1 for c in d["clusters"] if c["kind"] == "compressed")')" = True ] ||
 	fail "ratios"
-ino=$(json "$T/xml.json" 'd["inode"]["ino"]')
-"$DUMP" -j "$T/img" "$ino" | cmp - "$T/xml.json" || fail "by inode number differs from by path"
+ino=$(json "$T/text.json" 'd["inode"]["ino"]')
+"$DUMP" -j "$T/img" "$ino" | cmp - "$T/text.json" || fail "by inode number differs from by path"
 
 note "sparse file, xattrs, a directory, a symlink"
 "$DUMP" -j "$T/img" sparse >"$T/sparse.json"

@@ -12,7 +12,7 @@ DUMP="$top_builddir/dump/dump.czfs"
 LOCATE="$top_builddir/tests/czfs-locate"
 CORRUPT="$top_builddir/tests/czfs-corrupt"
 
-corpus_unzip "$T/src" "xml reymont"
+sample_files "$T/src" "text docs"
 mkdir -p "$T/src/many" "$T/src/d1/d2"
 (cd "$T/src/many" && seq -f 'f%04g' 1 3000 | xargs touch)
 echo x >"$T/src/d1/d2/f"
@@ -79,7 +79,7 @@ expect_eio() {
 # rest_reads [FILE...]: the rest of the tree reads back
 rest_reads() {
 	local f
-	for f in "${@:-reymont}" d1/d2/f; do
+	for f in "${@:-docs}" d1/d2/f; do
 		cmp "$T/src/$f" "$T/mnt/$f" || fail "$f unreadable"
 	done
 }
@@ -124,7 +124,7 @@ before=$(grep "^fsck.czfs: [a-z]" <<<"$out" | grep -v "problem")
 [ -n "$before" ] || fail "no problem lines: $out"
 czfs_mount "$T/bad" "$T/mnt"
 expect_eio stat "$T/mnt/many/f2500"
-cmp "$T/src/xml" "$T/mnt/xml" || fail "xml unreadable"
+cmp "$T/src/text" "$T/mnt/text" || fail "text unreadable"
 # writes: through the damage they fail, elsewhere they work and commit
 expect_eio touch "$T/mnt/many/f2500"
 expect_eio rm "$T/mnt/many/f2500"
@@ -144,8 +144,8 @@ damage "an internal node (not the root)" flip_block "$T/bad" "$node" 1000
 expect_fsck "$T/bad" 4 "node $node: damaged"
 czfs_mount "$T/bad" "$T/mnt"
 expect_eio stat "$T/mnt/many/f2500"
-cmp "$T/src/xml" "$T/mnt/xml" || fail "xml unreadable"
-cmp "$T/src/reymont" "$T/mnt/reymont" || fail "reymont unreadable"
+cmp "$T/src/text" "$T/mnt/text" || fail "text unreadable"
+cmp "$T/src/docs" "$T/mnt/docs" || fail "docs unreadable"
 czfs_umount "$T/mnt"
 
 damage "the root node" flip_block "$T/bad" "$("$LOCATE" "$T/good" - root)" 300
@@ -166,7 +166,7 @@ damage "a directory entry (name length 0)" \
 expect_fsck "$T/bad" 4 "malformed entry item"
 czfs_mount "$T/bad" "$T/mnt"
 expect_eio ls "$T/mnt/d1"
-cmp "$T/src/reymont" "$T/mnt/reymont" || fail "reymont unreadable"
+cmp "$T/src/docs" "$T/mnt/docs" || fail "docs unreadable"
 czfs_umount "$T/mnt"
 
 damage "an xattr record (unknown flag)" \
@@ -186,25 +186,25 @@ rest_reads
 czfs_umount "$T/mnt"
 
 damage "a cluster item (unknown kind)" \
-	"$CORRUPT" "$T/bad" poke xml cluster 3 0 9
+	"$CORRUPT" "$T/bad" poke text cluster 3 0 9
 expect_fsck "$T/bad" 4 "damaged cluster item 3"
 czfs_mount "$T/bad" "$T/mnt"
-expect_eio cat "$T/mnt/xml"
+expect_eio cat "$T/mnt/text"
 rest_reads
 czfs_umount "$T/mnt"
 
-read -r blk _ kind < <("$LOCATE" "$T/good" xml cluster 3)
-[ "$kind" = 2 ] || fail "cluster 3 of xml is not compressed (kind $kind)"
+read -r blk nblk kind < <("$LOCATE" "$T/good" text cluster 3)
+[ "$kind" = 2 ] || fail "cluster 3 of text is not compressed (kind $kind)"
 damage "a compressed cluster's payload" flip_block "$T/bad" "$blk" 100
 expect_fsck "$T/bad" 4 "cluster 3 (block $blk): data damaged"
 expect_fsck "$T/bad" 0 "clean" --fast
 czfs_mount "$T/bad" "$T/mnt"
-expect_eio cat "$T/mnt/xml"
+expect_eio cat "$T/mnt/text"
 rest_reads
 # a write into the damaged cluster needs its old data: EIO; elsewhere fine
-expect_eio dd if=/dev/zero of="$T/mnt/xml" bs=100 count=1 \
+expect_eio dd if=/dev/zero of="$T/mnt/text" bs=100 count=1 \
 	seek=$(( 3 * 16384 / 100 + 1 )) conv=notrunc status=none
-dd if=/dev/zero of="$T/mnt/xml" bs=4096 count=1 conv=notrunc status=none ||
+dd if=/dev/zero of="$T/mnt/text" bs=4096 count=1 conv=notrunc status=none ||
 	fail "write to an undamaged cluster"
 czfs_umount "$T/mnt"
 expect_fsck "$T/bad" 4 "cluster 3 (block $blk): data damaged"
@@ -218,7 +218,7 @@ expect_fsck "$T/bad" 4 "no repairs" -y
 expect_refused "$T/bad" "bitmap block .* bad checksum"
 # read-only mounts do not load the map: everything reads
 czfs_mount "$T/bad" "$T/mnt" -o ro
-rest_reads xml reymont
+rest_reads text docs
 czfs_umount "$T/mnt"
 
 # ---- semantic damage, made through transactions: fsck -y repairs it -------
@@ -227,8 +227,9 @@ damage "a leaked block" "$CORRUPT" "$T/bad" leak 3
 expect_fsck "$T/bad" 4 "blocks [0-9]*-[0-9]* marked used but not referenced (leaked)"
 repairs "$T/bad"
 
-damage "a used block marked free" "$CORRUPT" "$T/bad" unmark xml 3
-expect_fsck "$T/bad" 4 "block $blk referenced but marked free"
+damage "a used block marked free" "$CORRUPT" "$T/bad" unmark text 3
+if [ "$nblk" = 1 ]; then span="block $blk"; else span="blocks $blk-$((blk + nblk - 1))"; fi
+expect_fsck "$T/bad" 4 "$span referenced but marked free"
 repairs "$T/bad"
 
 damage "a wrong link count" "$CORRUPT" "$T/bad" nlink single 5
@@ -260,15 +261,15 @@ czfs_umount "$T/mnt"
 repairs "$T/bad"
 
 damage "clusters past the end (a truncate that raced a writeback)" \
-	"$CORRUPT" "$T/bad" size xml 32768
+	"$CORRUPT" "$T/bad" size text 32768
 expect_fsck "$T/bad" 4 "inode [0-9]*: cluster 2 (16384 bytes) past the end of the file (32768 bytes)"
 expect_fsck "$T/bad" 1 "repaired" -y
 expect_fsck "$T/bad" 0 "clean"
 czfs_mount "$T/bad" "$T/mnt"
-cmp <(head -c 32768 "$T/src/xml") "$T/mnt/xml" || fail "xml's first two clusters"
+cmp <(head -c 32768 "$T/src/text") "$T/mnt/text" || fail "text's first two clusters"
 # the dropped data does not come back when the file grows again
-truncate -s 65536 "$T/mnt/xml"
-cmp <(head -c 32768 "$T/src/xml"; head -c 32768 /dev/zero) "$T/mnt/xml" ||
+truncate -s 65536 "$T/mnt/text"
+cmp <(head -c 32768 "$T/src/text"; head -c 32768 /dev/zero) "$T/mnt/text" ||
 	fail "stale data past the old end came back"
 czfs_umount "$T/mnt"
 expect_fsck "$T/bad" 0 "clean"

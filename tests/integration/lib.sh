@@ -12,7 +12,6 @@ set -euo pipefail
 
 MKFS="$top_builddir/mkfs/mkfs.czfs"
 FUSE="$top_builddir/src/fuse/czfs-fuse"
-CORPUS="$("$top_srcdir/tests/find-corpus" || true)"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/czfs-test.XXXXXX")
 declare -a CZFS_MOUNTS=() CZFS_PIDS=() EXTRA_MOUNTS=()
@@ -116,17 +115,15 @@ czfs_log() {
 	cat "$T/daemon.$(basename "$1").log"
 }
 
-# Unzip the Silesia corpus (or some of its files) into DIR.
-corpus_unzip() {
-	local dir=$1 f
+# sample_files DIR ["NAME..."]: the suite's sample data (tests/sample-data:
+# text, docs, bins, libs, mixed, packed; all of them by default), built
+# from the system's own files, so no test needs a corpus.
+sample_files() {
+	local dir=$1
 	shift
-	[ -d "$CORPUS" ] || fail "corpus not found at $CORPUS"
-	mkdir -p "$dir"
-	for f in "${@:-dickens mr nci ooffice osdb reymont xml}"; do
-		for f in $f; do
-			unzip -qo "$CORPUS/$f.zip" -d "$dir"
-		done
-	done
+	# shellcheck disable=SC2068 # word splitting of the name list is meant
+	"$top_srcdir/tests/sample-data" "$dir" ${@:-} ||
+		fail "tests/sample-data could not build its files"
 }
 
 # Listing of a tree with every attribute czfs preserves, for comparison.

@@ -7,6 +7,7 @@ tests_czfs_corrupt_SOURCES = tests/czfs_corrupt.c
 tests_czfs_corrupt_LDADD = $(CZFS_LIBS)
 
 INTEGRATION_TESTS = \
+	tests/integration/sample_data.sh \
 	tests/integration/fuse_cli.sh \
 	tests/integration/mount_roundtrip.sh \
 	tests/integration/bigdir.sh \

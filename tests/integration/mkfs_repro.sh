@@ -40,14 +40,8 @@ make_src() {
 }
 
 head -c 200000 /dev/urandom >"$T/random"
-if [ -d "$CORPUS" ]; then
-	corpus_unzip "$T/c" xml
-	head -c 3145728 "$T/c/xml" >"$T/corpus"
-else
-	note "corpus not found: using generated text"
-	seq 1 600000 >"$T/seq"
-	head -c 3145728 "$T/seq" >"$T/corpus"
-fi
+sample_files "$T/c" text
+head -c 3145728 "$T/c/text" >"$T/corpus"
 make_src "$T/a" fwd
 make_src "$T/b" rev
 

@@ -12,21 +12,21 @@ make_tree() {
 	if [ -n "$full" ]; then
 		cp -a /usr/include/asm-generic /usr/include/x86_64-linux-gnu \
 			"$d/inc/" 2>/dev/null || true
-		corpus_unzip "$d/data"
+		sample_files "$d/data"
 	else
-		corpus_unzip "$d/data" "xml reymont"
+		sample_files "$d/data" "text docs"
 	fi
 	for n in 0 1 4095 4096 4097 65535 65536 65537 262144 300000; do
 		head -c "$n" /dev/urandom >"$d/data/rand.$n"
 	done
-	head -c 1000000 "$d/data/xml" >"$d/data/xml.partial"
+	head -c 1000000 "$d/data/text" >"$d/data/text.partial"
 	head -c 1048576 /dev/zero >"$d/data/zeros.1M"
 	truncate -s 100M "$d/data/sparse"
 	printf 'middle' | dd of="$d/data/sparse" bs=1 seek=52428800 conv=notrunc status=none
 	printf 'end' | dd of="$d/data/sparse" bs=1 seek=104857597 conv=notrunc status=none
 	echo deep >"$d/deep/a/b/c/d/e/f/g/file"
 	# links
-	ln -s ../data/xml "$d/special/link-rel"
+	ln -s ../data/text "$d/special/link-rel"
 	ln -s "$(printf 'x%.0s' $(seq 1 4000))" "$d/special/link-long"
 	ln -s /nonexistent "$d/special/link-dangling"
 	echo shared >"$d/special/hard1"

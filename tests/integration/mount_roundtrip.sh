@@ -23,7 +23,7 @@ for spec in zstd:19 lz4hc:12; do
 	compare_trees "$T/src" "$T/mnt"
 	czfs_umount "$T/mnt"
 done
-note "the whole corpus and more of /usr/include, lz4 64k"
+note "all the sample data and more of /usr/include, lz4 64k"
 rm -rf "$T/src"/*
 make_tree "$T/src" full
 "$MKFS" -q -f -d "$T/src" "$T/img"

@@ -5,39 +5,39 @@
 . "$top_srcdir/tests/integration/lib.sh"
 require_fuse
 
-corpus_unzip "$T/c" "xml reymont"
+sample_files "$T/c" "text docs"
 "$MKFS" -q -s 2G "$T/img"
 czfs_mount "$T/img" "$T/mnt"
 M=$T/mnt
 
 note "files of every kind written through the mount"
-cp "$T/c/xml" "$M/xml"
-cp "$T/c/reymont" "$M/reymont"
+cp "$T/c/text" "$M/text"
+cp "$T/c/docs" "$M/docs"
 head -c 3000000 /dev/urandom >"$T/rand"; cp "$T/rand" "$M/rand"
 head -c 1000000 /dev/zero >"$M/zeros"
 for n in 0 1 4095 4096 4097 65535 65536 65537 200000; do
-	head -c "$n" "$T/c/xml" >"$M/part.$n"
+	head -c "$n" "$T/c/text" >"$M/part.$n"
 done
 mkdir -p "$M/d1/d2"
 echo deep >"$M/d1/d2/f"
-ln -s ../xml "$M/d1/link"
+ln -s ../text "$M/d1/link"
 ln "$M/part.4096" "$M/d1/hard"
 mkfifo "$M/fifo"
-setfattr -n user.small -v value "$M/xml"
+setfattr -n user.small -v value "$M/text"
 setfattr -n user.big -v "0x$(head -c 5000 /dev/urandom | xxd -p | tr -d '\n')" "$M/rand"
 # sparse: data far out, holes between
-dd if="$T/c/xml" of="$M/sparse" bs=4096 count=10 seek=100000 status=none
+dd if="$T/c/text" of="$M/sparse" bs=4096 count=10 seek=100000 status=none
 # overwrite parts of a compressed file in place (read-modify-write)
-cp "$T/c/xml" "$T/xml.mod"
-cp "$T/c/xml" "$M/xml.mod"
-sync "$M/xml.mod"		# stored compressed: the overwrites below read it
+cp "$T/c/text" "$T/text.mod"
+cp "$T/c/text" "$M/text.mod"
+sync "$M/text.mod"		# stored compressed: the overwrites below read it
 for off in 0 70000 131072 500000 5000000; do
-	for f in "$M/xml.mod" "$T/xml.mod"; do
+	for f in "$M/text.mod" "$T/text.mod"; do
 		printf 'OVERWRITTEN' | dd of="$f" bs=1 seek="$off" conv=notrunc status=none
 	done
 done
 # truncate down into a cluster, then up again
-cp "$T/c/reymont" "$M/trunc"; cp "$T/c/reymont" "$T/trunc"
+cp "$T/c/docs" "$M/trunc"; cp "$T/c/docs" "$T/trunc"
 truncate -s 100001 "$M/trunc" "$T/trunc"
 truncate -s 300000 "$M/trunc" "$T/trunc"
 # rename over a file, unlink
@@ -45,22 +45,22 @@ cp "$T/rand" "$M/victim"; mv "$M/part.1" "$M/victim"
 rm "$M/part.0"
 
 check_all() {
-	cmp "$T/c/xml" "$M/xml" && cmp "$T/c/reymont" "$M/reymont" &&
+	cmp "$T/c/text" "$M/text" && cmp "$T/c/docs" "$M/docs" &&
 	cmp "$T/rand" "$M/rand" && cmp <(head -c 1000000 /dev/zero) "$M/zeros" &&
-	cmp "$T/xml.mod" "$M/xml.mod" && cmp "$T/trunc" "$M/trunc" ||
+	cmp "$T/text.mod" "$M/text.mod" && cmp "$T/trunc" "$M/trunc" ||
 		fail "$1: contents differ"
 	for n in 4095 4096 4097 65535 65536 65537 200000; do
-		cmp <(head -c "$n" "$T/c/xml") "$M/part.$n" || fail "$1: part.$n"
+		cmp <(head -c "$n" "$T/c/text") "$M/part.$n" || fail "$1: part.$n"
 	done
 	[ "$(cat "$M/d1/d2/f")" = deep ] || fail "$1: deep file"
-	[ "$(readlink "$M/d1/link")" = ../xml ] || fail "$1: symlink"
+	[ "$(readlink "$M/d1/link")" = ../text ] || fail "$1: symlink"
 	[ "$(stat -c %h "$M/part.4096")" = 2 ] || fail "$1: hard link count"
 	[ "$(stat -c %i "$M/part.4096")" = "$(stat -c %i "$M/d1/hard")" ] || fail "$1: hard link inode"
 	[ -p "$M/fifo" ] || fail "$1: fifo"
-	[ "$(getfattr --absolute-names --only-values -n user.small "$M/xml")" = value ] || fail "$1: xattr"
+	[ "$(getfattr --absolute-names --only-values -n user.small "$M/text")" = value ] || fail "$1: xattr"
 	[ "$(getfattr --absolute-names --only-values -n user.big "$M/rand" | wc -c)" = 5000 ] || fail "$1: big xattr"
 	[ "$(stat -c %s "$M/sparse")" = $((100010 * 4096)) ] || fail "$1: sparse size"
-	cmp <(head -c 40960 "$T/c/xml") <(tail -c 40960 "$M/sparse") || fail "$1: sparse data"
+	cmp <(head -c 40960 "$T/c/text") <(tail -c 40960 "$M/sparse") || fail "$1: sparse data"
 	cmp -n 409600000 /dev/zero "$M/sparse" || fail "$1: sparse hole"
 	[ "$(stat -c %s "$M/victim")" = 1 ] || fail "$1: rename over a file"
 	[ ! -e "$M/part.0" ] && [ ! -e "$M/part.1" ] || fail "$1: removed names"
@@ -74,11 +74,11 @@ czfs_mount "$T/img" "$M"
 check_all "after a remount"
 # overwrites of clusters read back from the image (read-modify-write)
 for off in 3 65530 262144; do
-	for f in "$M/xml.mod" "$T/xml.mod"; do
+	for f in "$M/text.mod" "$T/text.mod"; do
 		printf 'AGAIN' | dd of="$f" bs=1 seek="$off" conv=notrunc status=none
 	done
 done
-cmp "$T/xml.mod" "$M/xml.mod" || fail "read-modify-write of stored clusters"
+cmp "$T/text.mod" "$M/text.mod" || fail "read-modify-write of stored clusters"
 czfs_umount "$M"
 czfs_mount "$T/img" "$M" -o ro
 check_all "read-only"
@@ -134,7 +134,7 @@ czfs_umount "$M"
 note "statfs: writing takes space, deleting gives it back"
 czfs_mount "$T/img" "$M"
 # data not written back yet counts in st_blocks (du, cp's sparse test)
-head -c 300000 "$T/c/xml" >"$M/fresh"
+head -c 300000 "$T/c/text" >"$M/fresh"
 [ "$(stat -c %b "$M/fresh")" -gt 0 ] || fail "st_blocks of data not written back is 0"
 free0=$(stat -f -c %a "$M")
 head -c 20000000 /dev/urandom >"$M/big"
