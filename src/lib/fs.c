@@ -3,10 +3,10 @@
 #include "config.h"
 
 #include <stdlib.h>
-#include <sys/file.h>
 
 #include "bdev.h"
 #include "fs.h"
+#include "imagelock.h"
 #include "inode.h"
 #include "log.h"
 #include "util.h"
@@ -104,10 +104,7 @@ static int fs_lock_image(struct czfs_fs *fs, unsigned flags)
 
 	if (fd < 0)
 		return 0;
-	if (!flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB))
-		return 0;
-	czfs_err("image is in use (mounted or being checked)");
-	return -EBUSY;
+	return czfs_image_lock(fd, shared, CZFS_LOCK_WAIT_SECONDS);
 }
 
 int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,

@@ -18,6 +18,8 @@ src_lib_libczfs_a_SOURCES += \
 	src/lib/xattr.c src/lib/xattr.h \
 	src/lib/acl.c src/lib/acl.h \
 	src/lib/fs.c src/lib/fs.h \
+	src/lib/imagelock.c src/lib/imagelock.h \
+	src/lib/mountinfo.c src/lib/mountinfo.h \
 	src/lib/commit.c \
 	src/lib/dir_update.c src/lib/inode_update.c \
 	src/lib/cluster_update.c src/lib/xattr_update.c \

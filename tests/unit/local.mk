@@ -23,7 +23,8 @@ UNIT_TESTS = \
 	tests/unit/check_iobatch \
 	tests/unit/check_commit \
 	tests/unit/check_update \
-	tests/unit/check_acl
+	tests/unit/check_acl \
+	tests/unit/check_imagelock
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
