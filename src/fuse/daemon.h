@@ -30,6 +30,7 @@ struct czfs_stream;
 struct czfs_itable;
 struct czfs_minode;
 struct czfs_flusher;
+struct czfs_remount;
 
 /* Per-file compression chosen by name (f2fs's compress_extension). */
 #define CZFS_MAX_EXTENSIONS	16
@@ -109,6 +110,8 @@ struct czfs_daemon {
 	pthread_cond_t admit_cond;
 	uint64_t admit_free, admit_total;
 	atomic_bool ra_set;		/* kernel readahead applied */
+	struct czfs_remount *rm;	/* follows remount ro/rw (remount.c) */
+	atomic_bool remounted_ro;	/* the kernel mount is read-only now */
 	struct czfs_daemon_stats st;
 };
 

@@ -7,6 +7,8 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/stream.c \
 	src/fuse/staging.c src/fuse/staging.h \
 	src/fuse/stats.c \
+	src/fuse/remount.c src/fuse/remount.h \
+	src/fuse/utab.c src/fuse/utab.h \
 	src/fuse/bdi.c \
 	src/fuse/ops_inode.c \
 	src/fuse/ops_dir.c \

@@ -16,6 +16,8 @@
 #include "log.h"
 #include "minode.h"
 #include "pagepool.h"
+#include "remount.h"
+#include "utab.h"
 #include "util.h"
 #include "writeback.h"
 
@@ -365,11 +367,13 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 	if (fuse_session_mount(se, cli->mountpoint))
 		goto out_signals;
 	dm->mountpoint = realpath(cli->mountpoint, NULL);
+	if (dm->mountpoint)
+		czfs_utab_register(dm->opts.image, dm->mountpoint);
 	if (fuse_daemonize(cli->foreground))
 		goto out_unmount;
 	if (!cli->foreground)
 		czfs_log_set_sink(log_syslog, CZFS_LOG_INFO);
-	if (daemon_start_threads(dm))
+	if (czfs_remount_start(dm) || daemon_start_threads(dm))
 		goto out_unmount;
 	lc = fuse_loop_cfg_create();
 	if (!lc)
@@ -389,6 +393,7 @@ out_unmount:
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_destroy:
+	czfs_remount_stop(dm);
 	czfs_release_all(dm);		/* releases lost with the connection */
 	czfs_flusher_stop(dm);		/* the last checkpoint, before the session goes */
 	dm->se = NULL;

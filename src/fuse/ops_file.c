@@ -16,6 +16,7 @@
 #include "fs.h"
 #include "minode.h"
 #include "pagepool.h"
+#include "remount.h"
 #include "util.h"
 
 #define MAX_READ_CLUSTERS	(1024 * 1024 / CZFS_BLOCK_SIZE + 2)
@@ -199,7 +200,8 @@ static void touch_atime(struct czfs_daemon *dm, struct czfs_minode *mi)
 	struct timespec now;
 	struct czfs_inode_info *ii = &mi->ii;
 
-	if (dm->opts.ro || dm->opts.atime == CZFS_ATIME_NOATIME)
+	if (dm->opts.ro || dm->opts.atime == CZFS_ATIME_NOATIME ||
+	    czfs_remount_is_ro(dm))
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
 	pthread_mutex_lock(&mi->lock);

@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "bdev.h"
 #include "btree.h"
@@ -124,10 +125,20 @@ static void window_stats(struct out *o, struct czfs_daemon *dm)
 	    ld(&dm->st.reclaims), ld(&dm->st.temp_waits));
 }
 
+/* What the mount helpers read: whom to wait for at umount, the state a
+ * remount reached (remount.h). */
+static void daemon_stats(struct out *o, struct czfs_daemon *dm)
+{
+	put(o, "daemon.pid %ld\ndaemon.writable %d\ndaemon.readonly %d\n",
+	    (long)getpid(), !dm->opts.ro,
+	    dm->opts.ro || atomic_load(&dm->remounted_ro));
+}
+
 size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size)
 {
 	struct out o = { buf, size, 0 };
 
+	daemon_stats(&o, dm);
 	fuse_stats(&o, dm);
 	window_stats(&o, dm);
 	cache_stats(&o, dm);

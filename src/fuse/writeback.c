@@ -385,6 +385,11 @@ int czfs_checkpoint(struct czfs_daemon *dm)
 	return checkpoint(dm, false);
 }
 
+int czfs_checkpoint_clean(struct czfs_daemon *dm)
+{
+	return checkpoint(dm, true);
+}
+
 void czfs_flusher_note_change(struct czfs_daemon *dm)
 {
 	struct czfs_flusher *fl = dm->fl;

@@ -42,6 +42,8 @@ void czfs_writeback_balance(struct czfs_daemon *dm);
 
 /* Write back everything and commit a checkpoint.  0 or -errno. */
 int czfs_checkpoint(struct czfs_daemon *dm);
+/* The same, marked a clean unmount (fsck trusts it): for remount ro. */
+int czfs_checkpoint_clean(struct czfs_daemon *dm);
 
 /*
  * Space for dirty data, taken when a cluster first becomes dirty (its

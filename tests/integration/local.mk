@@ -9,6 +9,7 @@ tests_czfs_corrupt_LDADD = $(CZFS_LIBS)
 INTEGRATION_TESTS = \
 	tests/integration/sample_data.sh \
 	tests/integration/fuse_cli.sh \
+	tests/integration/mount_helper.sh \
 	tests/integration/mount_roundtrip.sh \
 	tests/integration/bigdir.sh \
 	tests/integration/bigfile.sh \
