@@ -17,7 +17,9 @@
 static void usage(FILE *f)
 {
 	fputs("usage: czfs-stat MOUNTPOINT\n"
-	      "Print the live counters of a mounted czfs, one \"name value\" per line.\n",
+	      "Print the live counters of a mounted czfs, one \"name value\" per line.\n"
+	      "  -h, --help     this text\n"
+	      "  -V, --version  the version\n",
 	      f);
 }
 

@@ -10,6 +10,7 @@ INTEGRATION_TESTS = \
 	tests/integration/sample_data.sh \
 	tests/integration/fuse_cli.sh \
 	tests/integration/mount_helper.sh \
+	tests/integration/man_options.sh \
 	tests/integration/mount_roundtrip.sh \
 	tests/integration/bigdir.sh \
 	tests/integration/bigfile.sh \
