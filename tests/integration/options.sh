@@ -77,14 +77,28 @@ read_all cache_size=4M,reserved_pages=64,reclaim=punch
 [ "$(counter pool.reserve_hits)" -gt 0 ] || fail "the reserve served nothing with a 4M pool"
 
 note "request sizes: aligned against unaligned, O_DIRECT"
-read_all direct_io,max_request=128k,cache_size=64M
-aligned_n=$(seq_counter backing.data_requests)
-aligned_whole=$(seq_counter backing.data_whole_requests)
-[ "$(counter backing.max_request)" = 131072 ] || fail "max_request"
-[ "$(counter 'backing.read_size.<=256k')" = 0 ] || fail "a request above max_request"
-read_all direct_io,max_request=128k,unaligned_requests,cache_size=64M
-unaligned_n=$(seq_counter backing.data_requests)
-unaligned_whole=$(seq_counter backing.data_whole_requests)
+# A reader that overtakes prefetch loads clusters itself, in small
+# requests, whatever the mode: how often depends on the machine's load.
+# Each mode is read three times, alternating, and compared by its least
+# disturbed run (fewest partial requests): the requests of the mechanism.
+best_aligned="" best_unaligned=""
+for round in 1 2 3; do
+	for mode in aligned unaligned; do
+		o=direct_io,max_request=128k,cache_size=64M
+		[ "$mode" = unaligned ] && o=$o,unaligned_requests
+		read_all "$o"
+		[ "$(counter backing.max_request)" = 131072 ] || fail "max_request"
+		[ "$(counter 'backing.read_size.<=256k')" = 0 ] || fail "a request above max_request"
+		n=$(seq_counter backing.data_requests)
+		whole=$(seq_counter backing.data_whole_requests)
+		eval "best=\$best_$mode"
+		if [ -z "$best" ] || [ $((n - whole)) -lt $(( ${best% *} - ${best#* } )) ]; then
+			eval "best_$mode='$n $whole'"
+		fi
+	done
+done
+read -r aligned_n aligned_whole <<<"$best_aligned"
+read -r unaligned_n unaligned_whole <<<"$best_unaligned"
 note "data requests: aligned $aligned_n ($aligned_whole whole), unaligned $unaligned_n ($unaligned_whole whole)"
 # aligned streams read up to a boundary past each file's end: 3 files
 [ "$aligned_n" -le $((unaligned_n + 3)) ] || fail "alignment adds requests"
