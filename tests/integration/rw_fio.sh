@@ -21,6 +21,7 @@ job() {
 	fio --name=write-and-verify --filename="$M/$name" --rw=randwrite \
 		--bs=4k --ioengine=libaio --iodepth=16 --verify=crc32c \
 		--do_verify=1 --verify_fatal=1 --size="$size" --randseed=1234 \
+		--verify_state_save=0 \
 		"$@" >"$T/fio.$name.log" 2>&1 || {
 		cat "$T/fio.$name.log" >&2
 		fail "fio job $name failed"
