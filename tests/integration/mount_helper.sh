@@ -92,11 +92,14 @@ cat "$T/src/bins" "$T/src/text" "$T/src/bins" "$T/src/text" "$T/src/bins" \
 	"$T/src/text" "$T/src/bins" 2>/dev/null | head -c 52428800 >"$T/50M" || true
 [ "$(stat -c %s "$T/50M")" = 52428800 ] || fail "50 MiB of data"
 "$MKFS" -q -f -s 2G "$T/img"
+ms=()
 for r in $(seq 1 20); do
 	mount -t czfs "$T/img" "$T/mnt" || fail "round $r: mount"
 	dd if="$T/50M" of="$T/mnt/f$((r % 3))" bs=1M status=none conv=notrunc
 	printf '%08d' "$r" | dd of="$T/mnt/f$((r % 3))" bs=1 seek=1000 conv=notrunc status=none
+	t0=$(date +%s%N)
 	umount "$T/mnt" || fail "round $r: umount"
+	ms+=($(( ($(date +%s%N) - t0) / 1000000 )))
 	case $((r % 3)) in
 	0)	mount -t czfs "$T/img" "$T/mnt2" || fail "round $r: mount at once"
 		[ "$(dd if="$T/mnt2/f0" bs=1 skip=1000 count=8 status=none)" = "$(printf '%08d' "$r")" ] ||
@@ -110,6 +113,8 @@ for r in $(seq 1 20); do
 	esac
 done
 "$FSCK" -n "$T/img" >/dev/null || fail "fsck after the rounds"
+note "20 rounds passed; umount took $(printf '%s\n' "${ms[@]}" | sort -n |
+	awk '{a[NR] = $1} END {printf "median %d ms, max %d ms", a[int((NR + 1) / 2)], a[NR]}')"
 
 note "fusermount3 -u returns early: the next mount and fsck wait for the daemon"
 for r in 1 2 3; do
