@@ -127,6 +127,7 @@ size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size);
 struct czfs_open_file {
 	struct czfs_minode *mi;
 	struct czfs_stream *stream;	/* its prefetch state */
+	bool direct;			/* opened O_DIRECT */
 	struct czfs_open_file *prev, *next;	/* dm->open_files */
 };
 

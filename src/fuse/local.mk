@@ -7,6 +7,7 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/stream.c \
 	src/fuse/staging.c src/fuse/staging.h \
 	src/fuse/stats.c \
+	src/fuse/caller.c src/fuse/caller.h \
 	src/fuse/remount.c src/fuse/remount.h \
 	src/fuse/utab.c src/fuse/utab.h \
 	src/fuse/bdi.c \

@@ -235,6 +235,10 @@ static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	/* File handles: inode numbers are never reused with the same
+	 * generation, and lookups of "." and ".." find any inode by number. */
+	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
+		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
 	/* The kernel enforces POSIX ACLs (stored as system.posix_acl_*
 	 * xattrs) and keeps modes in step; new inodes inherit default ACLs
 	 * here, so the umask comes to us (DONT_MASK) to apply only without. */

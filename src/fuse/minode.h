@@ -39,6 +39,9 @@ struct czfs_minode {
 	struct czfs_centry **dirty;
 	unsigned ndirty, dirty_cap;
 	uint64_t reserved;		/* blocks reserved for the dirty data */
+	/* written with O_DIRECT since the last open: pages a buffered reader
+	 * cached meanwhile may be stale, the next open drops them (lock) */
+	bool direct_written;
 	/* private to minode.c */
 	unsigned refs;
 	struct czfs_minode *hnext;

@@ -64,9 +64,15 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	dm->open_files = of;
 	pthread_mutex_unlock(&dm->open_lock);
 	fi->fh = (uintptr_t)of;
+	of->direct = fi->flags & O_DIRECT;
 	/* Every change goes through this daemon and the kernel's page cache
-	 * stays coherent with it: the cache is kept across opens. */
-	fi->keep_cache = 1;
+	 * stays coherent with it: the cache is kept across opens, but for
+	 * direct writes, which pass the page cache by while a buffered reader
+	 * may be filling it: the first open after one drops it. */
+	pthread_mutex_lock(&mi->lock);
+	fi->keep_cache = !mi->direct_written;
+	mi->direct_written = false;
+	pthread_mutex_unlock(&mi->lock);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include "daemon.h"
 #include "acl.h"
+#include "caller.h"
 #include "compress.h"
 #include "dir.h"
 #include "fs.h"
@@ -61,9 +62,15 @@ static int do_lookup(struct czfs_daemon *dm, fuse_ino_t parent,
 	int err;
 
 	err = read_inode(dm, parent, &dir);
-	if (!err && !S_ISDIR(dir.mode))
+	if (!err && !strcmp(name, ".")) {
+		/* file handles (export support): the kernel finds an inode it
+		 * no longer caches by its number, any type */
+		ino = parent;
+	} else if (!err && !S_ISDIR(dir.mode)) {
 		err = -ENOTDIR;
-	if (!err) {
+	} else if (!err && !strcmp(name, "..")) {
+		ino = parent == FUSE_ROOT_ID ? parent : dir.parent;	/* get_parent */
+	} else if (!err) {
 		pthread_rwlock_rdlock(&dm->fs->lock);
 		err = czfs_dir_lookup(dm->fs, parent, name, strlen(name), &ino, &type);
 		pthread_rwlock_unlock(&dm->fs->lock);
@@ -388,11 +395,12 @@ static int set_compress(struct czfs_daemon *dm, fuse_ino_t ino,
  * set (value != NULL) or remove an xattr, and touch ctime.  An access ACL
  * sets the permission bits too, and is not stored when they say it all.
  */
-static int do_xattr_change(struct czfs_daemon *dm, fuse_ino_t ino,
-			   const char *name, const char *value, size_t size,
-			   int flags)
+static int do_xattr_change(fuse_req_t req, fuse_ino_t ino, const char *name,
+			   const char *value, size_t size, int flags)
 {
+	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_minode *mi;
+	bool kill_sgid;
 	int64_t delta = 0;
 	mode_t perm = 0;
 	int equiv = -1, err;
@@ -421,10 +429,16 @@ static int do_xattr_change(struct czfs_daemon *dm, fuse_ino_t ino,
 		if (err == -ENODATA && equiv == 1)
 			err = 0;	/* the mode says it all */
 	}
+	/* posix_acl_update_mode: an ACL set by someone outside the file's
+	 * group (and without CAP_FSETID) clears setgid, as chmod does */
+	kill_sgid = !err && equiv >= 0 && (mi->ii.mode & S_ISGID) &&
+		    !czfs_caller_in_group_or_capable(req, mi->ii.gid);
 	if (!err) {
 		pthread_mutex_lock(&mi->lock);
 		if (equiv >= 0)
 			mi->ii.mode = (mi->ii.mode & ~0777u) | perm;
+		if (kill_sgid)
+			mi->ii.mode &= ~(uint32_t)S_ISGID;
 		mi->ii.blocks = (uint64_t)MAX((int64_t)mi->ii.blocks + delta, 0);
 		clock_gettime(CLOCK_REALTIME, &mi->ii.ctime);
 		err = czfs_inode_store(dm->fs, &mi->ii);
@@ -439,15 +453,14 @@ static int do_xattr_change(struct czfs_daemon *dm, fuse_ino_t ino,
 static void czfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			  const char *value, size_t size, int flags)
 {
-	int err = do_xattr_change(req_daemon(req), ino, name, value ? value : "",
-				  size, flags);
+	int err = do_xattr_change(req, ino, name, value ? value : "", size, flags);
 
 	fuse_reply_err(req, czfs_reply_errno(err));
 }
 
 static void czfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	int err = do_xattr_change(req_daemon(req), ino, name, NULL, 0, 0);
+	int err = do_xattr_change(req, ino, name, NULL, 0, 0);
 
 	fuse_reply_err(req, czfs_reply_errno(err));
 }

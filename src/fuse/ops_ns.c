@@ -30,6 +30,9 @@
 #define RENAME_NOREPLACE	(1 << 0)
 #define RENAME_EXCHANGE		(1 << 1)
 #endif
+#ifndef RENAME_WHITEOUT
+#define RENAME_WHITEOUT		(1 << 2)
+#endif
 
 /* Inodes an operation took: put after fs->lock is dropped. */
 struct held {
@@ -485,6 +488,7 @@ static int inside(struct czfs_daemon *dm, uint64_t ino, uint64_t top)
 }
 
 struct rename_op {
+	fuse_req_t req;			/* who asks: the whiteout is theirs */
 	uint64_t from_dir, to_dir;
 	const char *from, *to;
 	size_t from_len, to_len;
@@ -595,15 +599,34 @@ static int rename_inodes(struct czfs_daemon *dm, struct rename_op *r)
 	return err;
 }
 
+/*
+ * RENAME_WHITEOUT (overlayfs on an upper layer): the source name becomes
+ * a whiteout, a character device 0:0 with mode 0, as vfs_whiteout makes.
+ */
+static int leave_whiteout(struct czfs_daemon *dm, struct rename_op *r)
+{
+	struct czfs_inode_info ii;
+	int err;
+
+	new_inode(dm, r->req, &r->fp->ii, r->from, S_IFCHR, makedev(0, 0), &ii);
+	err = czfs_inode_create(dm->fs, &ii);
+	if (!err)
+		err = czfs_dir_link(dm->fs, r->from_dir, r->from, r->from_len,
+				    ii.ino, DT_CHR);
+	return err ?: parent_changed(dm, r->fp, 1, 0);
+}
+
 static int do_rename(struct czfs_daemon *dm, struct rename_op *r)
 {
+	const unsigned known = RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT;
 	struct held h = { .n = 0 };
 	uint64_t ino;
 	unsigned type;
 	int err;
 
-	if (r->flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE) ||
-	    (r->flags & RENAME_NOREPLACE && r->flags & RENAME_EXCHANGE))
+	if (r->flags & ~known ||
+	    (r->flags & RENAME_NOREPLACE && r->flags & RENAME_EXCHANGE) ||
+	    (r->flags & RENAME_WHITEOUT && r->flags & RENAME_EXCHANGE))
 		return -EINVAL;
 	if (r->from_len > CZFS_NAME_MAX || r->to_len > CZFS_NAME_MAX)
 		return -ENAMETOOLONG;
@@ -626,10 +649,14 @@ static int do_rename(struct czfs_daemon *dm, struct rename_op *r)
 	}
 	if (!err)
 		err = rename_checks(dm, r);
+	if (!err && r->flags & RENAME_WHITEOUT && czfs_space_free(dm) < 4)
+		err = -ENOSPC;		/* before anything changes */
 	if (!err)
 		err = rename_names(dm, r);
 	if (!err)
 		err = rename_inodes(dm, r);
+	if (!err && r->flags & RENAME_WHITEOUT)
+		err = leave_whiteout(dm, r);
 out:
 	end(dm, &h);
 	return err;
@@ -639,6 +666,7 @@ static void czfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			fuse_ino_t newparent, const char *newname, unsigned flags)
 {
 	struct rename_op r = {
+		.req = req,
 		.from_dir = parent, .to_dir = newparent, .from = name, .to = newname,
 		.from_len = strlen(name), .to_len = strlen(newname), .flags = flags,
 	};

@@ -158,6 +158,11 @@ static void czfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
 	long n = czfs_do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
 
+	if (n > 0 && of->direct) {	/* see do_open: keep_cache */
+		pthread_mutex_lock(&of->mi->lock);
+		of->mi->direct_written = true;
+		pthread_mutex_unlock(&of->mi->lock);
+	}
 	if (n < 0)
 		fuse_reply_err(req, czfs_reply_errno((int)n));
 	else

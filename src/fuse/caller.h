@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Who sent a request, beyond the uid and gid FUSE passes: the kernel's
+ * setgid rules (in_group_or_capable) need the caller's groups and
+ * CAP_FSETID, read from /proc/PID/status of the caller.
+ */
+#ifndef CZFS_CALLER_H
+#define CZFS_CALLER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "daemon.h"		/* fuse_lowlevel.h at the daemon's API version */
+
+/*
+ * True when the caller of req is in group gid (its fs gid or one of its
+ * supplementary groups) or has CAP_FSETID, as the kernel's
+ * in_group_or_capable: then a change keeps a file's setgid bit.  A caller
+ * that cannot be read (it exited) counts as neither.
+ */
+bool czfs_caller_in_group_or_capable(fuse_req_t req, gid_t gid);
+
+#endif /* CZFS_CALLER_H */
