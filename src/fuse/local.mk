@@ -16,8 +16,9 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/ops_ns.c \
 	src/fuse/minode.c src/fuse/minode.h \
 	src/fuse/writeback.c src/fuse/writeback.h
+src_fuse_czfs_fuse_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)
 src_fuse_czfs_fuse_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
-src_fuse_czfs_fuse_LDADD = $(CZFS_LIBS) $(FUSE_LIBS)
+src_fuse_czfs_fuse_LDADD = $(CZFS_CACHE_LIBS) $(FUSE_LIBS)
 
 bin_PROGRAMS += src/fuse/czfs-stat
 src_fuse_czfs_stat_SOURCES = src/fuse/czfs_stat.c
