@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bdi.h"
 #include "daemon.h"
 #include "log.h"
 

@@ -2,12 +2,14 @@ bin_PROGRAMS += src/fuse/czfs-fuse
 src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/daemon.h \
 	src/fuse/main.c \
-	src/fuse/thread.c \
-	src/fuse/readpath.c \
-	src/fuse/stream.c \
+	src/fuse/thread.c src/fuse/thread.h \
+	src/fuse/stream.c src/fuse/stream.h \
+	src/fuse/load.c src/fuse/load.h \
 	src/fuse/staging.c src/fuse/staging.h \
-	src/fuse/stats.c \
-	src/fuse/bdi.c \
+	src/fuse/temp.c src/fuse/temp.h \
+	src/fuse/stats.c src/fuse/stats.h \
+	src/fuse/bdi.c src/fuse/bdi.h \
+	src/fuse/ops.h \
 	src/fuse/ops_inode.c \
 	src/fuse/ops_dir.c \
 	src/fuse/ops_file.c \

@@ -15,7 +15,9 @@
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
+#include "ops.h"
 #include "pagepool.h"
+#include "stream.h"
 #include "util.h"
 #include "writeback.h"
 

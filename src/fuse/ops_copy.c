@@ -13,7 +13,9 @@
 
 #include "ccache.h"
 #include "daemon.h"
+#include "load.h"
 #include "minode.h"
+#include "ops.h"
 #include "pagepool.h"
 #include "util.h"
 
@@ -30,7 +32,7 @@ static int read_in_cluster(struct czfs_daemon *dm, const struct czfs_inode_info 
 	struct czfs_centry *e;
 	int err;
 
-	err = czfs_read_clusters(dm, ii, NULL, off / cbytes, 1, &e);
+	err = czfs_load_get(dm, ii, NULL, off / cbytes, 1, &e);
 	if (err)
 		return err;
 	if (e->page != CZFS_NO_PAGE && e->len > in) {

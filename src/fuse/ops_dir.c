@@ -10,6 +10,7 @@
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
+#include "ops.h"
 #include "util.h"
 
 struct rd_ctx {

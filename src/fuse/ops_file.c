@@ -11,11 +11,15 @@
 #include <stdlib.h>
 #include <sys/uio.h>
 
+#include "bdi.h"
 #include "ccache.h"
 #include "daemon.h"
 #include "fs.h"
+#include "load.h"
 #include "minode.h"
+#include "ops.h"
 #include "pagepool.h"
+#include "stream.h"
 #include "util.h"
 
 #define MAX_READ_CLUSTERS	(1024 * 1024 / CZFS_BLOCK_SIZE + 2)
@@ -170,13 +174,13 @@ static int gather(struct czfs_daemon *dm, struct czfs_open_file *of,
 {
 	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
 	uint64_t first = off / cbytes, last = (end - 1) / cbytes;
+	struct czfs_staging *stg = czfs_stream_staging(of->stream);
 
 	if (last - first + 1 > MAX_READ_CLUSTERS)
 		return -EINVAL;
 	for (uint64_t idx = first; idx <= last;) {
 		unsigned n = (unsigned)MIN(last - idx + 1, CZFS_BATCH_MAX);
-		int err = czfs_read_clusters(dm, ii, of->stream, idx, n,
-					     rb->ent + rb->n);
+		int err = czfs_load_get(dm, ii, stg, idx, n, rb->ent + rb->n);
 
 		if (err)
 			return err;

@@ -8,15 +8,18 @@
 #include <time.h>
 #include <sys/statvfs.h>
 
-#include "daemon.h"
 #include "acl.h"
 #include "compress.h"
+#include "daemon.h"
 #include "dir.h"
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
-#include "writeback.h"
+#include "ops.h"
+#include "stats.h"
+#include "thread.h"
 #include "util.h"
+#include "writeback.h"
 #include "xattr.h"
 
 int czfs_reply_errno(int err)

@@ -20,6 +20,8 @@
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
+#include "ops.h"
+#include "thread.h"
 #include "util.h"
 #include "writeback.h"
 #include "xattr.h"

@@ -16,8 +16,10 @@
 #include "ccache.h"
 #include "daemon.h"
 #include "fs.h"
+#include "load.h"
 #include "log.h"
 #include "minode.h"
+#include "ops.h"
 #include "pagepool.h"
 #include "util.h"
 #include "writeback.h"
@@ -46,7 +48,7 @@ static int cluster_for_write(struct czfs_daemon *dm, const struct czfs_inode_inf
 	int ret;
 
 	if (!fresh) {
-		ret = czfs_read_clusters(dm, ii, NULL, idx, 1, &e);
+		ret = czfs_load_get(dm, ii, NULL, idx, 1, &e);
 	} else {
 		ret = czfs_ccache_get(dm->cc, ii->ino, idx, CZFS_CC_CREATE, &e);
 		if (ret == 1) {		/* new: nothing of it needs reading */
@@ -254,7 +256,7 @@ static int zero_in_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	in = pos % cbytes;
 	if (pos >= ii.size)
 		return 0;
-	err = czfs_read_clusters(dm, &ii, NULL, pos / cbytes, 1, &e);
+	err = czfs_load_get(dm, &ii, NULL, pos / cbytes, 1, &e);
 	if (err)
 		return err;
 	if (e->page == CZFS_NO_PAGE) {	/* a hole already */

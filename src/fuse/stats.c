@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "fs.h"
 #include "pagepool.h"
+#include "stats.h"
 #include "window.h"
 
 struct out {

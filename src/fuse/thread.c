@@ -6,6 +6,7 @@
 
 #include "compress.h"
 #include "daemon.h"
+#include "thread.h"
 
 static pthread_key_t thread_key;
 static pthread_once_t thread_once = PTHREAD_ONCE_INIT;

@@ -7,12 +7,15 @@
 
 #include "bdev.h"
 #include "ccache.h"
+#include "cluster.h"
 #include "compress.h"
 #include "daemon.h"
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
 #include "pagepool.h"
+#include "temp.h"
+#include "thread.h"
 #include "util.h"
 #include "writeback.h"
 

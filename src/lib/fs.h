@@ -94,13 +94,17 @@ int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat);
 /* ---- file data (fileread.c) -------------------------------------------- */
 
 /*
- * Find cluster idx of inode ii.  Returns 0 with *ci (kind HOLE when there
- * is no item); inline payloads are copied into inl (CZFS_INLINE_MAX bytes)
- * and ci->inline_data points there.  -EFSCORRUPTED, -EIO.
+ * Find clusters [first, first + n) of inode ii (n >= 1), with one walk of
+ * the tree.  Returns 0 with ci[0..n) (kind HOLE where there is no item);
+ * inline payloads are copied into inl, CZFS_INLINE_MAX bytes per cluster
+ * (n * CZFS_INLINE_MAX in all), and ci[i].inline_data points there.
+ * -EFSCORRUPTED (a bad item, named in the log), -EIO.  Both the daemon
+ * and czfs_file_pread find clusters through it.
  * Caller holds fs->lock shared.
  */
 int czfs_cluster_lookup(struct czfs_fs *fs, const struct czfs_inode_info *ii,
-			uint64_t idx, struct czfs_cluster_info *ci, void *inl);
+			uint64_t first, unsigned n, struct czfs_cluster_info *ci,
+			void *inl);
 
 /*
  * Read and decode a cluster found by czfs_cluster_lookup into dst
