@@ -67,9 +67,6 @@ void czfs_mi_close(struct czfs_daemon *dm, struct czfs_minode *mi);
 /* One more reference (a dirty inode holds one for its dirty data). */
 void czfs_mi_hold(struct czfs_daemon *dm, struct czfs_minode *mi);
 
-/* Store mi's attributes in the tree now (takes fs->lock): 0 or -errno. */
-int czfs_mi_store(struct czfs_daemon *dm, struct czfs_minode *mi);
-
 /* A copy of the attributes, under the inode's lock. */
 void czfs_mi_attr(struct czfs_minode *mi, struct czfs_inode_info *ii);
 /* The same as the kernel is shown it: dirty data not written back yet

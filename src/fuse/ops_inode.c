@@ -382,7 +382,7 @@ static int set_compress(struct czfs_daemon *dm, fuse_ino_t ino,
 	}
 	pthread_mutex_unlock(&mi->lock);
 	if (!err)
-		err = czfs_mi_store(dm, mi);
+		err = czfs_writeback_attr(dm, mi);
 	czfs_mi_put(dm, mi);
 	return err;
 }

@@ -313,7 +313,7 @@ int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi)
 	now(&mi->ii.ctime);
 	mi->ii.mtime = mi->ii.ctime;
 	pthread_mutex_unlock(&mi->lock);
-	return czfs_mi_store(dm, mi);
+	return czfs_writeback_attr(dm, mi);
 }
 
 /* ---- setattr ------------------------------------------------------------- */
@@ -395,7 +395,7 @@ static int do_setattr(struct czfs_daemon *dm, fuse_ino_t ino, struct stat *attr,
 		pthread_mutex_lock(&mi->lock);
 		apply_attr(&mi->ii, attr, to_set);
 		pthread_mutex_unlock(&mi->lock);
-		err = czfs_mi_store(dm, mi);
+		err = czfs_writeback_attr(dm, mi);
 	}
 	if (!err && (to_set & FUSE_SET_ATTR_MODE))
 		err = chmod_acl(dm, ino, attr->st_mode);
@@ -478,7 +478,7 @@ static int do_fallocate(struct czfs_daemon *dm, struct czfs_minode *mi, int mode
 		if (mode & FALLOC_FL_PUNCH_HOLE)
 			mi->ii.mtime = mi->ii.ctime;
 		pthread_mutex_unlock(&mi->lock);
-		err = czfs_mi_store(dm, mi);
+		err = czfs_writeback_attr(dm, mi);
 	}
 	return err;
 }

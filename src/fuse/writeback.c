@@ -325,6 +325,23 @@ out:
 	return err;
 }
 
+int czfs_writeback_attr(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	int err;
+
+	pthread_rwlock_wrlock(&dm->fs->lock);
+	err = czfs_fs_begin(dm->fs);
+	pthread_mutex_lock(&mi->lock);
+	if (!err)
+		err = czfs_inode_store(dm->fs, &mi->ii);
+	if (!err)
+		mi->ii_dirty = false;
+	pthread_mutex_unlock(&mi->lock);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	czfs_flusher_note_change(dm);
+	return err;
+}
+
 int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
 	int err;
@@ -343,7 +360,7 @@ static void wb_one(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 
 	err = czfs_writeback_inode(dm, mi);	/* nothing dirty: nothing done */
 	if (!err && mi->ii_dirty && !mi->unlinked)	/* attributes alone (atime) */
-		err = czfs_mi_store(dm, mi);
+		err = czfs_writeback_attr(dm, mi);
 	if (err && !*first)
 		*first = err;
 }

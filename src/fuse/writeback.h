@@ -34,6 +34,12 @@ void czfs_flusher_kick(struct czfs_daemon *dm);
 int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi);
 
 /*
+ * Store mi's attributes in the tree now, in the running transaction (takes
+ * fs->lock), and note the change for the next checkpoint: 0 or -errno.
+ */
+int czfs_writeback_attr(struct czfs_daemon *dm, struct czfs_minode *mi);
+
+/*
  * A writer throttles itself, as balance_dirty_pages does: past 3/8 of the
  * page pool in dirty clusters, it writes back every dirty inode, so that
  * many small dirty files cannot fill the pool (no lock held).
