@@ -10,6 +10,6 @@ struct czfs_daemon;
  * an operation: FUSE_INIT has been answered by then, and the kernel resets
  * the readahead when it processes that answer.
  */
-void czfs_set_kernel_readahead(struct czfs_daemon *dm);
+void czfs_bdi_set_readahead(struct czfs_daemon *dm);
 
 #endif /* CZFS_FUSE_BDI_H */

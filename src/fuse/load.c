@@ -90,7 +90,7 @@ static int decode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		return 0;
 	}
 	e->len = ci->ulen;
-	t = czfs_thread_get();
+	t = czfs_fuse_thread();
 	if (!t)
 		return -ENOMEM;
 	if (e->page == CZFS_NO_PAGE) {

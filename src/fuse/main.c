@@ -332,7 +332,7 @@ static int daemon_start_threads(struct czfs_daemon *dm)
 
 static void daemon_teardown(struct czfs_daemon *dm)
 {
-	czfs_release_all(dm);
+	czfs_fuse_release_all(dm);
 	czfs_prefetch_stop(dm);
 	czfs_flusher_stop(dm);		/* the last checkpoint */
 	czfs_itable_destroy(dm->it);
@@ -350,13 +350,13 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 	struct fuse_session *se;
 	int ret = 1;
 
-	czfs_ops_inode(&ops);
-	czfs_ops_dir(&ops);
-	czfs_ops_file(&ops);
+	czfs_fuse_ops_inode(&ops);
+	czfs_fuse_ops_dir(&ops);
+	czfs_fuse_ops_file(&ops);
 	if (!dm->opts.ro) {
-		czfs_ops_write(&ops);
-		czfs_ops_copy(&ops);
-		czfs_ops_ns(&ops);
+		czfs_fuse_ops_write(&ops);
+		czfs_fuse_ops_copy(&ops);
+		czfs_fuse_ops_ns(&ops);
 	}
 	se = fuse_session_new(args, &ops, sizeof(ops), dm);
 	if (!se)
@@ -391,7 +391,7 @@ out_unmount:
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_destroy:
-	czfs_release_all(dm);		/* releases lost with the connection */
+	czfs_fuse_release_all(dm);		/* releases lost with the connection */
 	czfs_flusher_stop(dm);		/* the last checkpoint, before the session goes */
 	dm->se = NULL;
 	fuse_session_destroy(se);

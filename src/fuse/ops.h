@@ -16,43 +16,44 @@ struct czfs_inode_info;
 struct czfs_minode;
 
 /* Operation tables, filled by each ops_*.c file. */
-void czfs_ops_inode(struct fuse_lowlevel_ops *ops);
-void czfs_ops_dir(struct fuse_lowlevel_ops *ops);
-void czfs_ops_file(struct fuse_lowlevel_ops *ops);
-void czfs_ops_write(struct fuse_lowlevel_ops *ops);
-void czfs_ops_copy(struct fuse_lowlevel_ops *ops);
-void czfs_ops_ns(struct fuse_lowlevel_ops *ops);
+void czfs_fuse_ops_inode(struct fuse_lowlevel_ops *ops);
+void czfs_fuse_ops_dir(struct fuse_lowlevel_ops *ops);
+void czfs_fuse_ops_file(struct fuse_lowlevel_ops *ops);
+void czfs_fuse_ops_write(struct fuse_lowlevel_ops *ops);
+void czfs_fuse_ops_copy(struct fuse_lowlevel_ops *ops);
+void czfs_fuse_ops_ns(struct fuse_lowlevel_ops *ops);
 
 /* ---- ops_inode.c ---- */
 
 /* Map a library error to the errno a FUSE reply carries. */
-int czfs_reply_errno(int err);
+int czfs_fuse_errno(int err);
 
 /* Attributes a reply carries (entry and attr timeouts from the mount). */
-void czfs_fill_entry(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		     struct fuse_entry_param *e);
+void czfs_fuse_fill_entry(struct czfs_daemon *dm,
+			  const struct czfs_inode_info *ii,
+			  struct fuse_entry_param *e);
 
 /* ---- ops_file.c ---- */
 
 /* Take / give back n pages of read admission (n is capped at the total). */
-uint64_t czfs_admit(struct czfs_daemon *dm, uint64_t n);
-void czfs_admit_release(struct czfs_daemon *dm, uint64_t n);
+uint64_t czfs_fuse_admit(struct czfs_daemon *dm, uint64_t n);
+void czfs_fuse_admit_release(struct czfs_daemon *dm, uint64_t n);
 
 /* Open a file create() just made. */
-int czfs_open_created(struct czfs_daemon *dm, uint64_t ino,
-		      struct fuse_file_info *fi);
+int czfs_fuse_open_created(struct czfs_daemon *dm, uint64_t ino,
+			   struct fuse_file_info *fi);
 /* Close an open file: a release, or an open whose reply failed. */
-void czfs_release_file(struct czfs_daemon *dm, struct czfs_open_file *of);
+void czfs_fuse_release_file(struct czfs_daemon *dm, struct czfs_open_file *of);
 /* Close what the kernel left open (after the session ended). */
-void czfs_release_all(struct czfs_daemon *dm);
+void czfs_fuse_release_all(struct czfs_daemon *dm);
 
 /* ---- ops_write.c ---- */
 
 /* open(O_TRUNC) of an existing file: size 0, mtime and ctime now. */
-int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi);
+int czfs_fuse_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi);
 /* Write size bytes at off into mi's clusters: bytes written (short only on
  * an error after some were) or -errno. */
-long czfs_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
-		   const void *buf, size_t size, uint64_t off);
+long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
+			const void *buf, size_t size, uint64_t off);
 
 #endif /* CZFS_FUSE_OPS_H */

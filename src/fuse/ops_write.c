@@ -116,8 +116,8 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return err;
 }
 
-long czfs_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
-		   const void *data, size_t size, uint64_t off)
+long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
+			const void *data, size_t size, uint64_t off)
 {
 	const char *buf = data;
 	struct czfs_inode_info ii;
@@ -158,10 +158,10 @@ static void czfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		       size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
-	long n = czfs_do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
+	long n = czfs_fuse_do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
 
 	if (n < 0)
-		fuse_reply_err(req, czfs_reply_errno((int)n));
+		fuse_reply_err(req, czfs_fuse_errno((int)n));
 	else
 		fuse_reply_write(req, (size_t)n);
 }
@@ -303,7 +303,7 @@ static int do_truncate(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return 0;
 }
 
-int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi)
+int czfs_fuse_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
 	int err = do_truncate(dm, mi, 0);
 
@@ -413,7 +413,7 @@ static void czfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	int err = do_setattr(dm, ino, attr, to_set, &ii);
 
 	if (err) {
-		fuse_reply_err(req, czfs_reply_errno(err));
+		fuse_reply_err(req, czfs_fuse_errno(err));
 		return;
 	}
 	czfs_inode_to_stat(&ii, &st);
@@ -490,14 +490,14 @@ static void czfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	int err = do_fallocate(req_daemon(req), of->mi, mode, (uint64_t)off,
 			       (uint64_t)len);
 
-	fuse_reply_err(req, czfs_reply_errno(err));
+	fuse_reply_err(req, czfs_fuse_errno(err));
 }
 
 /* fsync means durable: write everything back and commit a checkpoint. */
 static void czfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		       struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, czfs_reply_errno(czfs_checkpoint(req_daemon(req))));
+	fuse_reply_err(req, czfs_fuse_errno(czfs_checkpoint(req_daemon(req))));
 }
 
 static void czfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -505,7 +505,7 @@ static void czfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_err(req, 0);
 }
 
-void czfs_ops_write(struct fuse_lowlevel_ops *ops)
+void czfs_fuse_ops_write(struct fuse_lowlevel_ops *ops)
 {
 	ops->write = czfs_write;
 	ops->setattr = czfs_setattr;

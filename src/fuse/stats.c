@@ -125,7 +125,7 @@ static void window_stats(struct out *o, struct czfs_daemon *dm)
 	    ld(&dm->st.reclaims), ld(&dm->st.temp_waits));
 }
 
-size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size)
+size_t czfs_fuse_stats_format(struct czfs_daemon *dm, char *buf, size_t size)
 {
 	struct out o = { buf, size, 0 };
 

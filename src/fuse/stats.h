@@ -13,6 +13,6 @@ struct czfs_daemon;
 #define CZFS_COMPRESS_XATTR	"user.czfs.compress"
 
 /* Format every counter as "name value" lines; returns the length. */
-size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size);
+size_t czfs_fuse_stats_format(struct czfs_daemon *dm, char *buf, size_t size);
 
 #endif /* CZFS_FUSE_STATS_H */

@@ -25,7 +25,7 @@ static void thread_key_init(void)
 	pthread_key_create(&thread_key, thread_free);
 }
 
-struct czfs_thread *czfs_thread_get(void)
+struct czfs_thread *czfs_fuse_thread(void)
 {
 	struct czfs_thread *t;
 

@@ -12,6 +12,6 @@ struct czfs_thread {
 };
 
 /* The calling thread's scratch state, created on first use (NULL: ENOMEM). */
-struct czfs_thread *czfs_thread_get(void);
+struct czfs_thread *czfs_fuse_thread(void);
 
 #endif /* CZFS_FUSE_THREAD_H */

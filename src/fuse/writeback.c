@@ -154,7 +154,7 @@ static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
 	struct czfs_cluster_policy pol;
 	struct czfs_mapping rm, cm;
-	struct czfs_thread *t = czfs_thread_get();
+	struct czfs_thread *t = czfs_fuse_thread();
 	struct czfs_temp tp;
 	uint64_t blk;
 	int err;
