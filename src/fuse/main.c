@@ -266,10 +266,8 @@ static int mount_rw(struct czfs_daemon *dm)
 		err = czfs_orphans_reap(fs, &orphans);
 	if (!err && orphans)
 		czfs_info("%u orphan inode(s) removed", orphans);
-	fs->cp.mount_count++;
-	fs->cp.flags &= ~CZFS_CP_CLEAN_UMOUNT;
 	if (!err)
-		err = czfs_fs_commit(fs);
+		err = czfs_fs_commit_mount(fs);
 	if (err)
 		czfs_err("cannot mount read-write: %s", strerror(-err));
 	return err;

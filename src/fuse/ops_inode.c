@@ -186,8 +186,8 @@ static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs sv = { 0 };
 
 	if (!dm->opts.ro) {		/* the live map, less what writes hold */
-		max = dm->fs->smap.max_blocks;
-		used = MIN(max, dm->fs->smap.used + atomic_load(&dm->reserved_blocks));
+		czfs_smap_usage(&dm->fs->smap, &max, &used);
+		used = MIN(max, used + atomic_load(&dm->reserved_blocks));
 	}
 	avail = dm->opts.ro ? max - used : czfs_space_free(dm);
 	sv.f_bsize = sv.f_frsize = CZFS_BLOCK_SIZE;

@@ -39,9 +39,10 @@ static uint64_t margin(struct czfs_daemon *dm)
 
 uint64_t czfs_space_free(struct czfs_daemon *dm)
 {
-	uint64_t max = dm->fs->smap.max_blocks, used = dm->fs->smap.used;
-	uint64_t taken = used + atomic_load(&dm->reserved_blocks) + margin(dm);
+	uint64_t max, used, taken;
 
+	czfs_smap_usage(&dm->fs->smap, &max, &used);
+	taken = used + atomic_load(&dm->reserved_blocks) + margin(dm);
 	return taken < max ? max - taken : 0;
 }
 
@@ -50,8 +51,9 @@ int czfs_space_reserve(struct czfs_daemon *dm, uint64_t blocks)
 	unsigned long long old = atomic_load(&dm->reserved_blocks);
 
 	do {
-		uint64_t max = dm->fs->smap.max_blocks, used = dm->fs->smap.used;
+		uint64_t max, used;
 
+		czfs_smap_usage(&dm->fs->smap, &max, &used);
 		if (used + old + blocks + margin(dm) > max)
 			return -ENOSPC;
 	} while (!atomic_compare_exchange_weak(&dm->reserved_blocks, &old,
@@ -390,11 +392,9 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 	pthread_mutex_lock(&fl->commit_lock);
 	err = czfs_itable_each(dm, wb_one, &wb_err);
 	pthread_rwlock_wrlock(&dm->fs->lock);
-	if (clean && !wb_err)
-		dm->fs->cp.flags |= CZFS_CP_CLEAN_UMOUNT;
 	if (!err)
-		err = czfs_fs_commit(dm->fs);
-	dm->fs->cp.flags &= ~CZFS_CP_CLEAN_UMOUNT;
+		err = clean && !wb_err ? czfs_fs_commit_unmount(dm->fs) :
+		      czfs_fs_commit(dm->fs);
 	pthread_rwlock_unlock(&dm->fs->lock);
 	pthread_mutex_unlock(&fl->commit_lock);
 	return err ?: wb_err;

@@ -84,6 +84,16 @@ int czfs_fs_begin(struct czfs_fs *fs);
 int czfs_fs_commit(struct czfs_fs *fs);
 
 /*
+ * Commits that mark the checkpoint, with czfs_fs_commit's returns and
+ * lock.  czfs_fs_commit_mount: the first commit of a writable mount: one
+ * more mount counted, and the image no longer marked cleanly unmounted.
+ * czfs_fs_commit_unmount: the last one, marked a clean unmount (the mark
+ * is for that checkpoint only: fs->cp keeps it clear).
+ */
+int czfs_fs_commit_mount(struct czfs_fs *fs);
+int czfs_fs_commit_unmount(struct czfs_fs *fs);
+
+/*
  * Announce incompat feature bits in the superblock (rewritten in place,
  * block 0) before a commit names what needs them: the commit's first flush
  * orders it.  A no-op when the bits are there.  Writable fs, fs->lock held

@@ -69,6 +69,12 @@ void czfs_smap_free(struct czfs_smap *sm, uint64_t blkaddr, uint64_t n);
 /* Mark [blkaddr, blkaddr + n) used; -EEXIST if any was used already. */
 int czfs_smap_set_used(struct czfs_smap *sm, uint64_t blkaddr, uint64_t n);
 
+/* The blocks the map tracks and those in use now (cur), read together. */
+void czfs_smap_usage(struct czfs_smap *sm, uint64_t *max_blocks, uint64_t *used);
+
+/* Blocks the persisted map itself occupies (index and bitmap blocks). */
+uint64_t czfs_smap_disk_blocks(struct czfs_smap *sm);
+
 /* True if blkaddr is used in cur. */
 bool czfs_smap_test(struct czfs_smap *sm, uint64_t blkaddr);
 
