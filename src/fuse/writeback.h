@@ -19,6 +19,7 @@ struct czfs_daemon;
 struct czfs_minode;
 struct czfs_centry;
 
+/* Start the flusher thread (periodic checkpoints): 0 or -errno. */
 int czfs_flusher_start(struct czfs_daemon *dm);
 /* Stop the flusher after a last checkpoint (clean: mark it a clean unmount). */
 void czfs_flusher_stop(struct czfs_daemon *dm);

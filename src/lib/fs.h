@@ -59,7 +59,11 @@ int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
 int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,
 		      struct czfs_fs **out);
 
-void czfs_fs_close(struct czfs_fs *fs);		/* accepts NULL */
+/*
+ * Close an image (accepts NULL): what is not committed is dropped, the
+ * image keeps its last checkpoint.  No other thread may use fs then.
+ */
+void czfs_fs_close(struct czfs_fs *fs);
 
 /* ---- transactions (commit.c) ------------------------------------------- */
 

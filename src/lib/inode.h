@@ -41,6 +41,7 @@ void czfs_inode_encode(const struct czfs_inode_info *ii, struct czfs_inode *di);
 int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
 		    struct czfs_inode_info *ii);
 
+/* Fill st as stat(2) shows ii (st_blocks in 512-byte units). */
 void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st);
 
 /* "regular file", "directory", ... for messages; "unknown" if none. */

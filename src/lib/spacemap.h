@@ -54,7 +54,8 @@ int czfs_smap_init(struct czfs_smap *sm, uint64_t max_blocks);
 int czfs_smap_load(struct czfs_smap *sm, struct czfs_bdev *bdev,
 		   const struct czfs_cp_info *cp);
 
-void czfs_smap_destroy(struct czfs_smap *sm);	/* accepts a zeroed map */
+/* Free the map's memory (accepts a zeroed map); nothing is written. */
+void czfs_smap_destroy(struct czfs_smap *sm);
 
 /*
  * Allocate n (1..CZFS_MAX_CLUSTER_BLOCKS or more) contiguous blocks, next
