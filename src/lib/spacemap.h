@@ -58,6 +58,14 @@ int czfs_smap_load(struct czfs_smap *sm, struct czfs_bdev *bdev,
 void czfs_smap_destroy(struct czfs_smap *sm);
 
 /*
+ * As czfs_smap_load, every check but one: the used count is the map's own,
+ * returned in *used, not held against cp->used_blocks (fsck's diagnosis of
+ * a checkpoint whose count is wrong).
+ */
+int czfs_smap_load_recount(struct czfs_smap *sm, struct czfs_bdev *bdev,
+			   const struct czfs_cp_info *cp, uint64_t *used);
+
+/*
  * Allocate n (1..CZFS_MAX_CLUSTER_BLOCKS or more) contiguous blocks, next
  * fit from the cursor, marking them used.  Returns 0 and *blkaddr, or
  * -ENOSPC.
