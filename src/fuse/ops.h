@@ -35,10 +35,6 @@ void czfs_fuse_fill_entry(struct czfs_daemon *dm,
 
 /* ---- ops_file.c ---- */
 
-/* Take / give back n pages of read admission (n is capped at the total). */
-uint64_t czfs_fuse_admit(struct czfs_daemon *dm, uint64_t n);
-void czfs_fuse_admit_release(struct czfs_daemon *dm, uint64_t n);
-
 /* Open a file create() just made. */
 int czfs_fuse_open_created(struct czfs_daemon *dm, uint64_t ino,
 			   struct fuse_file_info *fi);

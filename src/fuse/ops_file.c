@@ -121,7 +121,12 @@ void czfs_fuse_release_all(struct czfs_daemon *dm)
 		czfs_fuse_release_file(dm, dm->open_files);
 }
 
-uint64_t czfs_fuse_admit(struct czfs_daemon *dm, uint64_t n)
+/*
+ * Take / give back n pages of read admission (n is capped at the total):
+ * the pages FUSE reads may hold at once, so that what they hold never
+ * starves the loads they wait for.
+ */
+static uint64_t admit(struct czfs_daemon *dm, uint64_t n)
 {
 	n = MIN(n, dm->admit_total);
 	pthread_mutex_lock(&dm->admit_lock);
@@ -132,7 +137,7 @@ uint64_t czfs_fuse_admit(struct czfs_daemon *dm, uint64_t n)
 	return n;
 }
 
-void czfs_fuse_admit_release(struct czfs_daemon *dm, uint64_t n)
+static void admit_release(struct czfs_daemon *dm, uint64_t n)
 {
 	pthread_mutex_lock(&dm->admit_lock);
 	dm->admit_free += n;
@@ -245,9 +250,8 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	touch_atime(dm, of->mi);
 	/* the pages this read may hold until its reply is sent: its
 	 * clusters, and as much again for their compressed input */
-	admitted = czfs_fuse_admit(dm, ((end - 1) / cbytes -
-					(uint64_t)off / cbytes + 1) <<
-				   (ii.cluster_shift + 1));
+	admitted = admit(dm, ((end - 1) / cbytes - (uint64_t)off / cbytes + 1) <<
+			      (ii.cluster_shift + 1));
 	err = gather(dm, of, &ii, (uint64_t)off, end, rb);
 	/* counted before the reply: the reader may look at them next */
 	atomic_fetch_add(&dm->st.read_reqs, 1);
@@ -266,7 +270,7 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		else
 			czfs_ccache_put(dm->cc, rb->ent[i]);
 	}
-	czfs_fuse_admit_release(dm, admitted);
+	admit_release(dm, admitted);
 	free(rb);
 }
 
