@@ -165,17 +165,21 @@ static uint64_t run_end(const struct czfs_cluster_batch *b, unsigned i)
  * temp pages, to be read with the rest of the batch.  stg may be NULL.
  */
 static int load_prepare(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-			struct czfs_staging *stg,
+			struct czfs_staging *stg, enum czfs_load_by by,
 			const struct czfs_cluster_batch *b, struct czfs_load *l)
 {
 	int err;
 
-	if (stg &&
-	    !czfs_staging_get(dm, stg, l->ci->blkaddr, l->ci->nblocks,
-			      run_end(b, (unsigned)(l->e->idx - b->first)),
-			      true, l->pages, &l->ref)) {
-		l->cpages = l->pages;
-		return 0;
+	if (stg) {
+		err = czfs_staging_get(dm, stg, l->ci->blkaddr, l->ci->nblocks,
+				       run_end(b, (unsigned)(l->e->idx - b->first)),
+				       true, l->pages, &l->ref);
+		if (!err) {
+			l->cpages = l->pages;
+			return 0;
+		}
+		if (err != -ENOENT && by == CZFS_LOAD_BY_PREFETCH)
+			return err;
 	}
 	atomic_fetch_add(&dm->st.stage_private, 1);
 	if (l->ci->kind == CZFS_CLUSTER_RAW) {
@@ -226,8 +230,10 @@ static int load_read(struct czfs_daemon *dm, struct czfs_load *ls, unsigned n)
 
 void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		     struct czfs_staging *stg, const struct czfs_cluster_batch *b,
-		     struct czfs_load *ls, unsigned n, atomic_ullong *loads)
+		     struct czfs_load *ls, unsigned n, enum czfs_load_by by)
 {
+	atomic_ullong *loads = by == CZFS_LOAD_BY_READER ? &dm->st.loads_reader :
+			       &dm->st.loads_prefetch;
 	int err;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -237,7 +243,8 @@ void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		if (!ls[i].err) {
 			ls[i].ci = &b->ci[ls[i].e->idx - b->first];
 			if (is_extent(ls[i].ci))
-				ls[i].err = load_prepare(dm, ii, stg, b, &ls[i]);
+				ls[i].err = load_prepare(dm, ii, stg, by, b,
+							 &ls[i]);
 		}
 	}
 	err = load_read(dm, ls, n);
@@ -271,7 +278,7 @@ static void load_claimed(struct czfs_daemon *dm, const struct czfs_inode_info *i
 	}
 	for (unsigned i = 0; i < n; i++)
 		ls[i].err = err;
-	czfs_load_batch(dm, ii, stg, b, ls, n, &dm->st.loads_reader);
+	czfs_load_batch(dm, ii, stg, b, ls, n, CZFS_LOAD_BY_READER);
 	free(b);
 }
 

@@ -15,7 +15,6 @@
 #ifndef CZFS_FUSE_LOAD_H
 #define CZFS_FUSE_LOAD_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include "cluster.h"
@@ -64,15 +63,22 @@ struct czfs_load {
 };
 
 /*
+ * Who loads: the counter it is counted in, and what it does with blocks
+ * the staging cannot give.  Behind the cursor (-ENOENT) both read them
+ * apart; on another error (no memory, a read error) a reader reads them
+ * apart too, and a prefetch worker gives up (the reader will load it).
+ */
+enum czfs_load_by { CZFS_LOAD_BY_READER, CZFS_LOAD_BY_PREFETCH };
+
+/*
  * Load the claimed entries ls[0..n) (ascending idx, their items in b) and
  * mark each loaded with its result, ls[i].err; an entry whose err is set
- * on entry is marked loaded with that error.  stg: the stream's staging
- * (NULL, or blocks it cannot give: they are read apart).  loads counts
- * the clusters.
+ * on entry is marked loaded with that error.  stg: the stream's staging,
+ * or NULL (the blocks are read apart).
  */
 void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		     struct czfs_staging *stg, const struct czfs_cluster_batch *b,
-		     struct czfs_load *ls, unsigned n, atomic_ullong *loads);
+		     struct czfs_load *ls, unsigned n, enum czfs_load_by by);
 
 /*
  * Get clusters [first, first + n) of the file (n <= CZFS_BATCH_MAX) into

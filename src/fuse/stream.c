@@ -68,7 +68,7 @@ static int load_one(struct czfs_daemon *dm, struct czfs_stream *s,
 	 */
 	ret = czfs_load_refresh(dm, &s->ii, b, i);
 	l.err = ret < 0 ? ret : 0;
-	czfs_load_batch(dm, &s->ii, s->stg, b, &l, 1, &dm->st.loads_prefetch);
+	czfs_load_batch(dm, &s->ii, s->stg, b, &l, 1, CZFS_LOAD_BY_PREFETCH);
 	czfs_ccache_put(dm->cc, l.e);
 	return l.err;
 }
