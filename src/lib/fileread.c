@@ -11,19 +11,22 @@
 #include "log.h"
 #include "util.h"
 
+static int bad_item(const struct czfs_inode_info *ii, uint64_t idx)
+{
+	czfs_err("inode %llu: bad cluster item %llu",
+		 (unsigned long long)ii->ino, (unsigned long long)idx);
+	return -EFSCORRUPTED;
+}
+
 /* The item of cluster idx (val, len bytes) into *ci, its inline payload
  * copied to inl: 0 or -EFSCORRUPTED, named in the log. */
 static int item_take(const struct czfs_fs *fs, const struct czfs_inode_info *ii,
 		     uint64_t idx, const void *val, unsigned len,
 		     struct czfs_cluster_info *ci, void *inl)
 {
-	if (len > sizeof(struct czfs_cluster) + CZFS_INLINE_MAX ||
-	    czfs_cluster_item_decode(val, len, czfs_inode_cluster_bytes(ii),
-				     fs->cp.max_blocks, ci)) {
-		czfs_err("inode %llu: bad cluster item %llu",
-			 (unsigned long long)ii->ino, (unsigned long long)idx);
-		return -EFSCORRUPTED;
-	}
+	if (czfs_cluster_item_decode(val, len, czfs_inode_cluster_bytes(ii),
+				     fs->cp.max_blocks, ci))
+		return bad_item(ii, idx);
 	if (ci->inline_len) {
 		memcpy(inl, ci->inline_data, ci->inline_len);
 		ci->inline_data = inl;
@@ -69,6 +72,8 @@ int czfs_cluster_lookup(struct czfs_fs *fs, const struct czfs_inode_info *ii,
 		return 0;
 	if (len < 0)
 		return len;
+	if ((unsigned)len > sizeof(val))	/* more than val could hold */
+		return bad_item(ii, first);
 	return item_take(fs, ii, first, val, (unsigned)len, ci, inl);
 }
 
