@@ -251,7 +251,7 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	/* the pages this read may hold until its reply is sent: its
 	 * clusters, and as much again for their compressed input */
 	admitted = admit(dm, ((end - 1) / cbytes - (uint64_t)off / cbytes + 1) <<
-			      (ii.cluster_shift + 1));
+			 (ii.cluster_shift + 1));
 	err = gather(dm, of, &ii, (uint64_t)off, end, rb);
 	/* counted before the reply: the reader may look at them next */
 	atomic_fetch_add(&dm->st.read_reqs, 1);
