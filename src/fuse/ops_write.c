@@ -16,8 +16,10 @@
 #include "ccache.h"
 #include "daemon.h"
 #include "fs.h"
+#include "load.h"
 #include "log.h"
 #include "minode.h"
+#include "ops.h"
 #include "pagepool.h"
 #include "util.h"
 #include "writeback.h"
@@ -46,7 +48,7 @@ static int cluster_for_write(struct czfs_daemon *dm, const struct czfs_inode_inf
 	int ret;
 
 	if (!fresh) {
-		ret = czfs_read_clusters(dm, ii, NULL, idx, 1, &e);
+		ret = czfs_load_get(dm, ii, NULL, idx, 1, &e);
 	} else {
 		ret = czfs_ccache_get(dm->cc, ii->ino, idx, CZFS_CC_CREATE, &e);
 		if (ret == 1) {		/* new: nothing of it needs reading */
@@ -114,8 +116,8 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return err;
 }
 
-long czfs_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
-		   const void *data, size_t size, uint64_t off)
+long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
+			const void *data, size_t size, uint64_t off)
 {
 	const char *buf = data;
 	struct czfs_inode_info ii;
@@ -156,10 +158,10 @@ static void czfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		       size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
-	long n = czfs_do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
+	long n = czfs_fuse_do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
 
 	if (n < 0)
-		fuse_reply_err(req, czfs_reply_errno((int)n));
+		fuse_reply_err(req, czfs_fuse_errno((int)n));
 	else
 		fuse_reply_write(req, (size_t)n);
 }
@@ -254,7 +256,7 @@ static int zero_in_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	in = pos % cbytes;
 	if (pos >= ii.size)
 		return 0;
-	err = czfs_read_clusters(dm, &ii, NULL, pos / cbytes, 1, &e);
+	err = czfs_load_get(dm, &ii, NULL, pos / cbytes, 1, &e);
 	if (err)
 		return err;
 	if (e->page == CZFS_NO_PAGE) {	/* a hole already */
@@ -301,7 +303,7 @@ static int do_truncate(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return 0;
 }
 
-int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi)
+int czfs_fuse_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
 	int err = do_truncate(dm, mi, 0);
 
@@ -311,7 +313,7 @@ int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi)
 	now(&mi->ii.ctime);
 	mi->ii.mtime = mi->ii.ctime;
 	pthread_mutex_unlock(&mi->lock);
-	return czfs_mi_store(dm, mi);
+	return czfs_writeback_attr(dm, mi);
 }
 
 /* ---- setattr ------------------------------------------------------------- */
@@ -393,7 +395,7 @@ static int do_setattr(struct czfs_daemon *dm, fuse_ino_t ino, struct stat *attr,
 		pthread_mutex_lock(&mi->lock);
 		apply_attr(&mi->ii, attr, to_set);
 		pthread_mutex_unlock(&mi->lock);
-		err = czfs_mi_store(dm, mi);
+		err = czfs_writeback_attr(dm, mi);
 	}
 	if (!err && (to_set & FUSE_SET_ATTR_MODE))
 		err = chmod_acl(dm, ino, attr->st_mode);
@@ -411,7 +413,7 @@ static void czfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	int err = do_setattr(dm, ino, attr, to_set, &ii);
 
 	if (err) {
-		fuse_reply_err(req, czfs_reply_errno(err));
+		fuse_reply_err(req, czfs_fuse_errno(err));
 		return;
 	}
 	czfs_inode_to_stat(&ii, &st);
@@ -476,7 +478,7 @@ static int do_fallocate(struct czfs_daemon *dm, struct czfs_minode *mi, int mode
 		if (mode & FALLOC_FL_PUNCH_HOLE)
 			mi->ii.mtime = mi->ii.ctime;
 		pthread_mutex_unlock(&mi->lock);
-		err = czfs_mi_store(dm, mi);
+		err = czfs_writeback_attr(dm, mi);
 	}
 	return err;
 }
@@ -488,14 +490,14 @@ static void czfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	int err = do_fallocate(req_daemon(req), of->mi, mode, (uint64_t)off,
 			       (uint64_t)len);
 
-	fuse_reply_err(req, czfs_reply_errno(err));
+	fuse_reply_err(req, czfs_fuse_errno(err));
 }
 
 /* fsync means durable: write everything back and commit a checkpoint. */
 static void czfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		       struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, czfs_reply_errno(czfs_checkpoint(req_daemon(req))));
+	fuse_reply_err(req, czfs_fuse_errno(czfs_checkpoint(req_daemon(req))));
 }
 
 static void czfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -503,7 +505,7 @@ static void czfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_err(req, 0);
 }
 
-void czfs_ops_write(struct fuse_lowlevel_ops *ops)
+void czfs_fuse_ops_write(struct fuse_lowlevel_ops *ops)
 {
 	ops->write = czfs_write;
 	ops->setattr = czfs_setattr;
