@@ -115,7 +115,7 @@ struct cluster_walk {
 static uint64_t stored_bytes(struct cluster_walk *w,
 			     const struct czfs_cluster_info *ci)
 {
-	struct czfs_cluster_header hdr;
+	struct czfs_cluster_header_info h;
 
 	if (ci->kind == CZFS_CLUSTER_RAW)
 		return (uint64_t)ci->nblocks * CZFS_BLOCK_SIZE;
@@ -124,10 +124,8 @@ static uint64_t stored_bytes(struct cluster_walk *w,
 	if (czfs_bdev_read(w->d->fs->bdev, w->blk, CZFS_BLOCK_SIZE,
 			   ci->blkaddr * CZFS_BLOCK_SIZE))
 		return 0;
-	memcpy(&hdr, w->blk, sizeof(hdr));
-	if (le32_to_cpu(hdr.magic) != CZFS_CLUSTER_MAGIC)
-		return 0;
-	return le32_to_cpu(hdr.clen);
+	czfs_cluster_header_decode(w->blk, &h);
+	return h.magic == CZFS_CLUSTER_MAGIC ? h.clen : 0;
 }
 
 static void show_cluster(struct cluster_walk *w, uint64_t idx,

@@ -228,22 +228,12 @@ static void show_counts(struct stats *s)
 	dout_obj_end(o);
 }
 
-static uint64_t smap_blocks(const struct czfs_smap *sm)
-{
-	uint64_t n = 0;
-
-	for (uint64_t j = 0; j < sm->nr_index; j++)
-		n += !!sm->index_addr[j];
-	for (uint64_t k = 0; k < sm->nr_bitmaps; k++)
-		n += !!sm->bitmap_addr[k];
-	return n;
-}
-
 static void show_blocks(struct stats *s)
 {
 	const struct czfs_cp_info *cp = &s->d->fs->cp;
 	struct dout *o = &s->d->out;
-	uint64_t smap = s->d->smap_loaded ? smap_blocks(&s->d->fs->smap) : 0;
+	uint64_t smap = s->d->smap_loaded ?
+			czfs_smap_disk_blocks(&s->d->fs->smap) : 0;
 	uint64_t meta = CZFS_FIRST_DATA_BLKADDR + s->nodes + smap + s->xattr_blocks;
 
 	dout_obj(o, "blocks");

@@ -243,10 +243,6 @@ int fsck_space_init(struct fsck_ctx *c);
 /* Compare references with the space map; plan leaked/unmarked repairs. */
 void fsck_check_space(struct fsck_ctx *c);
 
-/* Bits set in the space map the checkpoint names, read raw. */
-int fsck_smap_recount(struct czfs_bdev *bdev, const struct czfs_cp_info *cp,
-		      uint64_t *used);
-
 /* ---- repair.c ---------------------------------------------------------- */
 
 /* Apply the planned repairs in one transaction.  0 or -errno. */

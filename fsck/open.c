@@ -28,16 +28,15 @@ static int open_fs(struct fsck_ctx *c, unsigned flags)
 /* The map loads once its used count is the one it really holds? */
 static int load_recounted(struct fsck_ctx *c, uint64_t *used)
 {
-	struct czfs_cp_info cp = c->fs->cp;
 	int err;
 
 	fsck_log_mute(true);
-	err = fsck_smap_recount(c->fs->bdev, &cp, used);
-	if (!err && *used == cp.used_blocks)
+	err = czfs_smap_load_recount(&c->own_smap, c->fs->bdev, &c->fs->cp,
+				     used);
+	if (!err && *used == c->fs->cp.used_blocks) {
+		czfs_smap_destroy(&c->own_smap);
 		err = -EFSCORRUPTED;	/* the count is not what is wrong */
-	cp.used_blocks = *used;
-	if (!err)
-		err = czfs_smap_load(&c->own_smap, c->fs->bdev, &cp);
+	}
 	fsck_log_mute(false);
 	return err;
 }

@@ -21,7 +21,6 @@
 #include "bdev.h"
 #include "dir.h"
 #include "fsck.h"
-#include "hash.h"
 #include "super.h"
 #include "util.h"
 
@@ -34,49 +33,6 @@ struct repair {
 	bool lf_created;
 	unsigned long attach;		/* inodes to link into it */
 };
-
-/*
- * Rewrite an inode (-ENOENT if it is gone), or with create a new one
- * (-EEXIST if the number is taken, by an inode the walk could not see).
- */
-static int write_inode(struct czfs_fs *fs, const struct czfs_inode_info *ii,
-		       bool create)
-{
-	struct czfs_key key = { ii->ino, CZFS_ITEM_INODE, 0 };
-	struct czfs_inode di;
-
-	czfs_inode_encode(ii, &di);
-	return create ? czfs_btree_insert(&fs->tree, &key, &di, sizeof(di)) :
-			czfs_btree_update(&fs->tree, &key, &di, sizeof(di));
-}
-
-/* Add the entry name -> ino to dir; -EEXIST if the name is taken. */
-static int add_entry(struct czfs_fs *fs, uint64_t dir, const char *name,
-		     uint64_t ino, unsigned type)
-{
-	size_t nlen = strlen(name);
-	struct czfs_key key = { dir, CZFS_ITEM_DENTRY,
-				czfs_name_hash(fs->sb.hash_seed, name, nlen) };
-	uint8_t buf[CZFS_MAX_ITEM_SIZE];
-	struct czfs_dirent de;
-	unsigned pos = 0;
-	int len, ret;
-
-	len = czfs_btree_lookup(&fs->tree, &key, buf, sizeof(buf));
-	if (len == -ENOENT)
-		len = 0;
-	if (len < 0)
-		return len;
-	if ((size_t)len + sizeof(struct czfs_dentry) + nlen > sizeof(buf))
-		return -ENOSPC;
-	while ((ret = czfs_dentry_next(buf, (unsigned)len, &pos, &de)) > 0)
-		if (de.name_len == nlen && !memcmp(de.name, name, nlen))
-			return -EEXIST;
-	if (ret < 0)
-		return ret;
-	len += (int)czfs_dentry_encode(buf + len, ino, type, name, (unsigned)nlen);
-	return czfs_btree_put(&fs->tree, &key, buf, (unsigned)len);
-}
 
 /* ---- space map -------------------------------------------------------- */
 
@@ -119,9 +75,10 @@ static int create_lost_found(struct repair *r)
 	ii.level = fs->sb.default_level;
 	err = czfs_inode_read(&fs->tree, CZFS_ROOT_INO, &root);
 	if (!err)
-		err = write_inode(fs, &ii, true);
+		err = czfs_inode_insert(fs, &ii);
 	if (!err)
-		err = add_entry(fs, CZFS_ROOT_INO, LOST_FOUND, ino, DT_DIR);
+		err = czfs_dir_link(fs, CZFS_ROOT_INO, LOST_FOUND,
+				    strlen(LOST_FOUND), ino, DT_DIR);
 	if (err)
 		return err;
 	root.nlink++;
@@ -131,7 +88,7 @@ static int create_lost_found(struct repair *r)
 	r->c->want_next_ino = ino + 1;
 	r->lf = ino;
 	r->lf_created = true;
-	return write_inode(fs, &root, false);
+	return czfs_inode_store(fs, &root);
 }
 
 /* lost+found, made if missing; r->lf stays 0 if the name is taken. */
@@ -186,7 +143,7 @@ static int apply_fix(struct repair *r, const struct fsck_fix *f)
 	if (f->what & FIX_BLOCKS)
 		ii.blocks = f->blocks;
 	ii.blocks = (uint64_t)MAX((int64_t)ii.blocks + delta, 0);
-	return write_inode(r->fs, &ii, false);
+	return czfs_inode_store(r->fs, &ii);
 }
 
 /* Link a lost inode into lost+found as "#ino". */
@@ -200,8 +157,8 @@ static int attach(struct repair *r, const struct fsck_fix *f,
 	snprintf(name, sizeof(name), "#%" PRIu64, f->ino);
 	err = czfs_inode_read(&r->fs->tree, f->ino, &ii);
 	if (!err)
-		err = add_entry(r->fs, r->lf, name, f->ino,
-				czfs_mode_to_dtype(ii.mode));
+		err = czfs_dir_link(r->fs, r->lf, name, strlen(name), f->ino,
+				    czfs_mode_to_dtype(ii.mode));
 	if (err == -EEXIST || err == -ENOSPC) {
 		fsck_error(r->c, "inode %" PRIu64 ": cannot add /" LOST_FOUND "/%s: %s",
 			   f->ino, name, strerror(-err));
@@ -215,7 +172,7 @@ static int attach(struct repair *r, const struct fsck_fix *f,
 	if (S_ISDIR(ii.mode)) {
 		lf->nlink++;
 		ii.parent = r->lf;
-		err = write_inode(r->fs, &ii, false);
+		err = czfs_inode_store(r->fs, &ii);
 	}
 	fsck_note(r->c, "inode %" PRIu64 " is now /" LOST_FOUND "/%s", f->ino, name);
 	return err;
@@ -253,7 +210,7 @@ static int repair_attach(struct repair *r)
 		if (f->what & FIX_ATTACH)
 			err = attach(r, f, &lf);
 	}
-	return err ? err : write_inode(r->fs, &lf, false);
+	return err ? err : czfs_inode_store(r->fs, &lf);
 }
 
 /* ---- the transaction ------------------------------------------------------ */
@@ -326,14 +283,8 @@ static int rewrite_cp(struct czfs_bdev *b, uint64_t used)
 	struct czfs_sb_info sb;
 	struct czfs_cp_info cp;
 	struct timespec now;
-	void *blk = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
-	int err = blk ? 0 : -ENOMEM;
+	int err = czfs_super_read(b, &sb, NULL);
 
-	if (!err)
-		err = czfs_bdev_read(b, blk, CZFS_BLOCK_SIZE, 0);
-	if (!err)
-		err = czfs_super_decode(blk, &sb, NULL);
-	free(blk);
 	if (!err)
 		err = czfs_cp_load(b, &sb, &cp);
 	if (err)

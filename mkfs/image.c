@@ -630,10 +630,7 @@ static int commit(struct mk_image *im, const struct czfs_sb_info *sb,
 		err = czfs_bdev_flush(im->bdev);
 	if (err)
 		return err;
-	memset(im->pad, 0, CZFS_BLOCK_SIZE);
-	czfs_super_encode(sb, im->pad);
-	err = czfs_bdev_write(im->bdev, im->pad, CZFS_BLOCK_SIZE,
-			      (uint64_t)CZFS_SB_BLKADDR << CZFS_BLOCK_SHIFT);
+	err = czfs_super_write(im->bdev, sb);
 	return err ? err : czfs_bdev_flush(im->bdev);
 }
 

@@ -71,9 +71,31 @@ static bool mount8_only(const char *o)
 }
 
 /* Split -o: what mount(8) alone wants is dropped, the rest kept in order. */
+/*
+ * mount(8) hands a helper the flags that differ from a mount(2) default
+ * and drops dev and suid, which are that default; FUSE's own default is
+ * nodev,nosuid.  A mount by root then means what it means for any other
+ * filesystem: device files and setuid programs work unless nodev or nosuid
+ * was given (a user mount gets nodev,nosuid from mount(8) itself).
+ */
+static size_t add_vfs_defaults(struct request *rq, size_t len, size_t cap,
+			       bool nodev, bool nosuid)
+{
+	if (geteuid())
+		return len;
+	if (!nodev)
+		len += (size_t)snprintf(rq->opts + len, cap - len, "%sdev",
+					len ? "," : "");
+	if (!nosuid)
+		len += (size_t)snprintf(rq->opts + len, cap - len, "%ssuid",
+					len ? "," : "");
+	return len;
+}
+
 static int parse_opts(char *in, struct request *rq)
 {
-	size_t cap = strlen(in) + 1, len = 0;
+	size_t cap = strlen(in) + sizeof(",dev,suid"), len = 0;
+	bool nodev = false, nosuid = false;
 	char *save, *o;
 
 	rq->opts = calloc(1, cap);
@@ -90,9 +112,13 @@ static int parse_opts(char *in, struct request *rq)
 			rq->want_ro = true, rq->want_rw = false;
 		else if (!strcmp(o, "rw"))
 			rq->want_rw = true, rq->want_ro = false;
+		nodev |= !strcmp(o, "nodev");
+		nosuid |= !strcmp(o, "nosuid");
 		len += (size_t)snprintf(rq->opts + len, cap - len, "%s%s",
 					len ? "," : "", o);
 	}
+	if (!rq->remount)
+		add_vfs_defaults(rq, len, cap, nodev, nosuid);
 	return 0;
 }
 

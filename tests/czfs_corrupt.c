@@ -178,7 +178,7 @@ static int unmark(struct cmd *c)
 	if (!err)
 		err = czfs_inode_read(&c->fs->tree, ino, &ii);
 	if (!err)
-		err = czfs_cluster_lookup(c->fs, &ii, num(c->argv[4]), &ci, inl);
+		err = czfs_cluster_lookup(c->fs, &ii, num(c->argv[4]), 1, &ci, inl);
 	if (!err && !ci.nblocks)
 		err = -EINVAL;
 	if (!err) {

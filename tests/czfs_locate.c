@@ -105,7 +105,7 @@ static int print_cluster(struct czfs_fs *fs, uint64_t ino, uint64_t idx)
 	int err = czfs_inode_read(&fs->tree, ino, &ii);
 
 	if (!err)
-		err = czfs_cluster_lookup(fs, &ii, idx, &ci, inl);
+		err = czfs_cluster_lookup(fs, &ii, idx, 1, &ci, inl);
 	if (!err)
 		printf("%llu %u %u\n", (unsigned long long)ci.blkaddr, ci.nblocks,
 		       ci.kind);

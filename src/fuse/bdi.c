@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bdi.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -40,7 +41,7 @@ static int mount_devnum(const char *mountpoint, unsigned *major, unsigned *minor
 	return found ? 0 : -1;
 }
 
-void czfs_set_kernel_readahead(struct czfs_daemon *dm)
+void czfs_bdi_set_readahead(struct czfs_daemon *dm)
 {
 	uint64_t bytes = dm->opts.kernel_readahead;
 	unsigned major, minor;

@@ -5,17 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "caller.h"
 
 #define CAP_FSETID_BIT	4
 
-bool czfs_caller_in_group_or_capable(fuse_req_t req, gid_t gid)
+/* gid < 0: CAP_FSETID alone */
+static bool in_group_or_capable(fuse_req_t req, long long gid)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	char path[64], *line = NULL, *p, *end;
 	unsigned long long caps;
-	bool yes = ctx->gid == gid;
+	bool yes = gid >= 0 && ctx->gid == gid;
 	size_t len = 0;
 	FILE *f;
 
@@ -26,13 +28,13 @@ bool czfs_caller_in_group_or_capable(fuse_req_t req, gid_t gid)
 	if (!f)
 		return false;
 	while (!yes && getline(&line, &len, f) > 0) {
-		if (!strncmp(line, "Groups:", 7)) {
+		if (!strncmp(line, "Groups:", 7) && gid >= 0) {
 			for (p = line + 7; !yes; p = end) {
 				unsigned long g = strtoul(p, &end, 10);
 
 				if (end == p)
 					break;
-				yes = g == gid;
+				yes = (long long)g == gid;
 			}
 		} else if (!strncmp(line, "CapEff:", 7)) {
 			caps = strtoull(line + 7, NULL, 16);
@@ -42,4 +44,26 @@ bool czfs_caller_in_group_or_capable(fuse_req_t req, gid_t gid)
 	free(line);
 	fclose(f);
 	return yes;
+}
+
+bool czfs_caller_in_group_or_capable(fuse_req_t req, gid_t gid)
+{
+	return in_group_or_capable(req, gid);
+}
+
+bool czfs_caller_capable(fuse_req_t req)
+{
+	return in_group_or_capable(req, -1);
+}
+
+uint32_t czfs_caller_kill_priv(fuse_req_t req, uint32_t mode, gid_t gid)
+{
+	uint32_t kill = mode & S_ISUID;
+
+	if ((mode & S_ISGID) &&
+	    ((mode & S_IXGRP) || !czfs_caller_in_group_or_capable(req, gid)))
+		kill |= S_ISGID;
+	if (!kill || !S_ISREG(mode) || czfs_caller_capable(req))
+		return 0;
+	return kill;
 }

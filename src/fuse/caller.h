@@ -8,6 +8,7 @@
 #define CZFS_CALLER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "daemon.h"		/* fuse_lowlevel.h at the daemon's API version */
@@ -19,5 +20,16 @@
  * that cannot be read (it exited) counts as neither.
  */
 bool czfs_caller_in_group_or_capable(fuse_req_t req, gid_t gid);
+
+/* True when the caller has CAP_FSETID. */
+bool czfs_caller_capable(fuse_req_t req);
+
+/*
+ * The bits a change of a regular file's data by this caller drops from
+ * mode (as the kernel's setattr_should_drop_suidgid): setuid, and setgid
+ * when the file is group-executable or the caller is not in its group
+ * (gid); none for a caller with CAP_FSETID.
+ */
+uint32_t czfs_caller_kill_priv(fuse_req_t req, uint32_t mode, gid_t gid);
 
 #endif /* CZFS_CALLER_H */

@@ -15,8 +15,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cluster.h"
-#include "inode.h"
 #include "iobatch.h"
 #include "latency.h"
 #include "window.h"
@@ -115,14 +113,6 @@ struct czfs_daemon {
 	struct czfs_daemon_stats st;
 };
 
-/* The name of the virtual xattr on the mount root that holds the counters. */
-#define CZFS_STATS_XATTR	"user.czfs.stats"
-/* The virtual xattr that reads and sets a file's compression. */
-#define CZFS_COMPRESS_XATTR	"user.czfs.compress"
-
-/* Format every counter as "name value" lines; returns the length. */
-size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size);
-
 /* An open regular file. */
 struct czfs_open_file {
 	struct czfs_minode *mi;
@@ -131,150 +121,9 @@ struct czfs_open_file {
 	struct czfs_open_file *prev, *next;	/* dm->open_files */
 };
 
-/* Per-thread scratch: one codec and one buffer for stored blocks. */
-struct czfs_thread {
-	struct czfs_codec *codec;
-	void *scratch;			/* CZFS_MAX_CLUSTER_SIZE, aligned */
-};
-
-/* The calling thread's scratch state, created on first use (NULL: ENOMEM). */
-struct czfs_thread *czfs_thread_get(void);
-
 static inline struct czfs_daemon *req_daemon(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
-
-/*
- * Set the mount's kernel readahead (bdi.c), once, best effort.  Called from
- * an operation: FUSE_INIT has been answered by then, and the kernel resets
- * the readahead when it processes that answer.
- */
-void czfs_set_kernel_readahead(struct czfs_daemon *dm);
-
-/* Take / give back n pages of read admission (n is capped at the total). */
-uint64_t czfs_admit(struct czfs_daemon *dm, uint64_t n);
-void czfs_admit_release(struct czfs_daemon *dm, uint64_t n);
-
-/* Map a library error to the errno a FUSE reply carries. */
-int czfs_reply_errno(int err);
-
-/* Operation tables, filled by each ops_*.c file. */
-void czfs_ops_inode(struct fuse_lowlevel_ops *ops);
-void czfs_ops_dir(struct fuse_lowlevel_ops *ops);
-void czfs_ops_file(struct fuse_lowlevel_ops *ops);
-void czfs_ops_write(struct fuse_lowlevel_ops *ops);
-/* open(O_TRUNC) of an existing file: size 0, mtime and ctime now. */
-int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi);
-/* Write size bytes at off into mi's clusters: bytes written (short only on
- * an error after some were) or -errno. */
-long czfs_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
-		   const void *buf, size_t size, uint64_t off);
-void czfs_ops_copy(struct fuse_lowlevel_ops *ops);
-void czfs_ops_ns(struct fuse_lowlevel_ops *ops);
-
-/* Close an open file: a release, or an open whose reply failed. */
-void czfs_release_file(struct czfs_daemon *dm, struct czfs_open_file *of);
-/* Close what the kernel left open (after the session ended). */
-void czfs_release_all(struct czfs_daemon *dm);
-
-/* Open a file create() just made (ops_file.c). */
-int czfs_open_created(struct czfs_daemon *dm, uint64_t ino,
-		      struct fuse_file_info *fi);
-
-/* Attributes a reply carries (entry and attr timeouts from the mount). */
-void czfs_fill_entry(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		     struct fuse_entry_param *e);
-
-/* ---- the read path (readpath.c) ----------------------------------------- */
-
-struct czfs_centry;
-struct czfs_cluster_info;
-
-/*
- * Temporary pages for compressed input or a staged request: n pages, as one
- * run when the pool has one, else single pages (the reserve may serve them),
- * else after evicting clusters or waiting for a free.  The time it took is
- * recorded in lat.
- */
-#define CZFS_TEMP_MAX	256	/* pages: a 1 MiB request */
-
-struct czfs_temp {
-	unsigned n;			/* pages */
-	uint32_t pages[CZFS_TEMP_MAX];	/* in order */
-	unsigned nruns;
-	struct {
-		uint32_t page;
-		uint8_t order;
-		bool single;		/* from czfs_pool_alloc_temp */
-	} runs[CZFS_TEMP_MAX];
-};
-int czfs_temp_alloc(struct czfs_daemon *dm, unsigned n, struct czfs_temp *tp,
-		    struct czfs_latency *lat);
-void czfs_temp_free(struct czfs_daemon *dm, struct czfs_temp *tp);
-
-/*
- * Decode cluster ci into the LOADING entry e (pages allocated here).
- * cpages: the n = ci->nblocks pool pages holding the stored blocks (extent
- * kinds; NULL for holes and inline).  Maps both buffers through the window
- * cache.  Returns 0 or -errno.
- */
-int czfs_decode_cluster(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-			const struct czfs_cluster_info *ci, const uint32_t *cpages,
-			struct czfs_centry *e);
-
-#define CZFS_BATCH_MAX	64	/* clusters loaded together */
-
-/* Cluster items of [first, first + n), n <= CZFS_BATCH_MAX; absent = hole. */
-struct czfs_cluster_batch {
-	uint64_t first;
-	unsigned n;
-	unsigned long long version;	/* dm->items_version before the lookup */
-	struct czfs_cluster_info ci[CZFS_BATCH_MAX];
-	uint8_t inl[CZFS_BATCH_MAX][CZFS_INLINE_MAX];
-};
-
-/* End (image bytes) of the run of adjacent stored blocks from b->ci[i]. */
-uint64_t czfs_batch_run_end(const struct czfs_cluster_batch *b, unsigned i);
-
-/* Read the stored blocks of extent cluster ci on their own, decode into e. */
-int czfs_load_apart(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		    const struct czfs_cluster_info *ci, struct czfs_centry *e);
-
-/* Fill b->ci for b->first, b->n with one walk of the tree, and b->version:
- * 0 or -errno. */
-int czfs_lookup_clusters(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-			 struct czfs_cluster_batch *b);
-
-/*
- * Get clusters [first, first + n) of the file (n <= CZFS_BATCH_MAX) into
- * ents[], loading the missing ones in this thread together: one tree walk,
- * their stored blocks through the stream's staging while it is sequential,
- * else read together.  Returns 0 with n references, or -errno with none.
- */
-int czfs_read_clusters(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		       struct czfs_stream *s, uint64_t first, unsigned n,
-		       struct czfs_centry **ents);
-
-/* ---- prefetch streams (stream.c) ------------------------------------------ */
-
-/* Worker threads that run the streams' readahead. */
-int czfs_prefetch_start(struct czfs_daemon *dm, unsigned nthreads);
-void czfs_prefetch_stop(struct czfs_daemon *dm);
-
-struct czfs_stream *czfs_stream_new(const struct czfs_inode_info *ii);
-/* The file is closed: the stream stops and goes when its worker lets go. */
-void czfs_stream_close(struct czfs_daemon *dm, struct czfs_stream *s);
-/*
- * A read of [off, end) happened: grow or reset the readahead window (as
- * the kernel's on-demand readahead does) and queue the stream when it has
- * fallen behind its window.
- */
-void czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
-			   const struct czfs_inode_info *ii, uint64_t off,
-			   uint64_t end);
-/* Is the stream's reader sequential (its readahead window open)? */
-bool czfs_stream_sequential(struct czfs_stream *s);
-struct czfs_staging *czfs_stream_staging(struct czfs_stream *s);
 
 #endif /* CZFS_DAEMON_H */

@@ -2,15 +2,17 @@ bin_PROGRAMS += src/fuse/czfs-fuse
 src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/daemon.h \
 	src/fuse/main.c \
-	src/fuse/thread.c \
-	src/fuse/readpath.c \
-	src/fuse/stream.c \
+	src/fuse/thread.c src/fuse/thread.h \
+	src/fuse/stream.c src/fuse/stream.h \
+	src/fuse/load.c src/fuse/load.h \
 	src/fuse/staging.c src/fuse/staging.h \
-	src/fuse/stats.c \
+	src/fuse/temp.c src/fuse/temp.h \
+	src/fuse/stats.c src/fuse/stats.h \
+	src/fuse/bdi.c src/fuse/bdi.h \
+	src/fuse/ops.h \
 	src/fuse/caller.c src/fuse/caller.h \
 	src/fuse/remount.c src/fuse/remount.h \
 	src/fuse/utab.c src/fuse/utab.h \
-	src/fuse/bdi.c \
 	src/fuse/ops_inode.c \
 	src/fuse/ops_dir.c \
 	src/fuse/ops_file.c \
@@ -19,8 +21,9 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/ops_ns.c \
 	src/fuse/minode.c src/fuse/minode.h \
 	src/fuse/writeback.c src/fuse/writeback.h
+src_fuse_czfs_fuse_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)
 src_fuse_czfs_fuse_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
-src_fuse_czfs_fuse_LDADD = $(CZFS_LIBS) $(FUSE_LIBS)
+src_fuse_czfs_fuse_LDADD = $(CZFS_CACHE_LIBS) $(FUSE_LIBS)
 
 bin_PROGRAMS += src/fuse/czfs-stat
 src_fuse_czfs_stat_SOURCES = src/fuse/czfs_stat.c

@@ -15,8 +15,10 @@
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
+#include "ops.h"
 #include "pagepool.h"
 #include "remount.h"
+#include "stream.h"
 #include "utab.h"
 #include "util.h"
 #include "writeback.h"
@@ -72,7 +74,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
        KEY_READAHEAD, KEY_MAP,
        KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM,
        KEY_NOATIME, KEY_RELATIME, KEY_STRICTATIME, KEY_COMPRESS_EXT,
-       KEY_NOCOMPRESS_EXT };
+       KEY_NOCOMPRESS_EXT, KEY_COUNT };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -105,124 +107,200 @@ static const struct fuse_opt czfs_opts[] = {
 	FUSE_OPT_END
 };
 
+/* "bad value" for the option arg, with what is allowed when hint is set. */
+static int bad_value(const char *arg, const char *hint)
+{
+	if (hint)
+		fprintf(stderr, "czfs-fuse: bad value in '%s' (%s)\n", arg, hint);
+	else
+		fprintf(stderr, "czfs-fuse: bad value in '%s'\n", arg);
+	return -1;
+}
+
 static int parse_size_opt(const char *arg, uint64_t *out)
 {
 	const char *v = strchr(arg, '=') + 1;
 
-	if (czfs_parse_size(v, out) || !*out) {
-		fprintf(stderr, "czfs-fuse: bad value in '%s'\n", arg);
-		return -1;
-	}
+	if (czfs_parse_size(v, out) || !*out)
+		return bad_value(arg, NULL);
 	return 0;
+}
+
+/* NAME=A or NAME=B: *is_b says which; anything else is refused. */
+static int parse_choice(const char *arg, const char *a, const char *b,
+			bool *is_b)
+{
+	const char *v = strchr(arg, '=') + 1;
+	char hint[64];
+
+	if (!strcmp(v, a) || !strcmp(v, b)) {
+		*is_b = !strcmp(v, b);
+		return 0;
+	}
+	snprintf(hint, sizeof(hint), "%s or %s", a, b);
+	return bad_value(arg, hint);
 }
 
 /* compress_extension=EXT (repeatable): one more name suffix. */
 static int add_extension(const char *arg, char **list, unsigned *n)
 {
 	const char *ext = strchr(arg, '=') + 1;
+	char hint[64];
 
 	if (!*ext || strlen(ext) > 32 || strchr(ext, '/') || *n == CZFS_MAX_EXTENSIONS) {
-		fprintf(stderr, "czfs-fuse: bad value in '%s' (an extension, at most %d)\n",
-			arg, CZFS_MAX_EXTENSIONS);
-		return -1;
+		snprintf(hint, sizeof(hint), "an extension, at most %d",
+			 CZFS_MAX_EXTENSIONS);
+		return bad_value(arg, hint);
 	}
 	list[(*n)++] = strdup(ext);
 	return 0;
 }
 
+/*
+ * One handler per option key (czfs_opts): returns 0 when the option is
+ * taken, 1 when libfuse and the kernel should see it too, -1 when it is
+ * refused (the message printed).
+ */
+typedef int opt_fn(struct czfs_mount_opts *o, const char *arg, int key);
+
+/* The first argument that is no option is the image; the next one, the
+ * mount point, is libfuse's. */
+static int opt_image(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	if (o->image)
+		return 1;
+	o->image = realpath(arg, NULL);
+	if (!o->image) {
+		fprintf(stderr, "czfs-fuse: %s: %s\n", arg, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_cache(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	if (parse_size_opt(arg, &o->cache_size))
+		return -1;
+	return o->cache_size >= MIN_CACHE_SIZE ? 0 : bad_value(arg, "at least 4M");
+}
+
+static int opt_readahead(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	return parse_size_opt(arg, &o->readahead);
+}
+
+static int opt_kernel_ra(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	if (strcmp(arg, "kernel_readahead=0"))
+		return parse_size_opt(arg, &o->kernel_readahead);
+	o->kernel_readahead = 0;
+	return 0;
+}
+
+static int opt_reclaim(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	return parse_choice(arg, "keep", "punch", &o->reclaim_punch);
+}
+
+static int opt_scattered(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	return parse_choice(arg, "bounce", "slot", &o->map_slots);
+}
+
+static int opt_map(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	if (czfs_map_mode_parse(strchr(arg, '=') + 1, &o->map))
+		return bad_value(arg, "vmap or vm_map_ram");
+	return 0;
+}
+
+static int opt_max_request(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	if (parse_size_opt(arg, &o->max_request))
+		return -1;
+	if (czfs_io_check_max_request(o->max_request))
+		return bad_value(arg, "4k..4M, a multiple of 4k");
+	return 0;
+}
+
+static int opt_atime(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	o->atime = key == KEY_NOATIME ? CZFS_ATIME_NOATIME :
+		   key == KEY_STRICTATIME ? CZFS_ATIME_STRICT :
+		   CZFS_ATIME_RELATIME;
+	return 1;		/* the kernel sees it too */
+}
+
+static int opt_compress_ext(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	return add_extension(arg, o->compress_ext, &o->n_compress_ext);
+}
+
+static int opt_nocompress_ext(struct czfs_mount_opts *o, const char *arg,
+			      int key)
+{
+	return add_extension(arg, o->nocompress_ext, &o->n_nocompress_ext);
+}
+
+static int opt_ro(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	o->ro = key == KEY_RO;
+	return 0;
+}
+
+static int opt_compress(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	enum czfs_alg alg;
+	int level;
+
+	if (czfs_alg_parse(strchr(arg, '=') + 1, &alg, &level))
+		return bad_value(arg, NULL);
+	o->alg = (int)alg;
+	o->level = level;
+	return 0;
+}
+
+static int opt_help(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	o->show_help = true;
+	return 0;
+}
+
+static int opt_version(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	o->show_version = true;
+	return 0;
+}
+
+/* A new option: its KEY_*, its line in czfs_opts, its handler here. */
+static opt_fn *const opt_handlers[KEY_COUNT] = {
+	[KEY_HELP] = opt_help,
+	[KEY_VERSION] = opt_version,
+	[KEY_RW] = opt_ro,
+	[KEY_RO] = opt_ro,
+	[KEY_COMPRESS] = opt_compress,
+	[KEY_CACHE] = opt_cache,
+	[KEY_READAHEAD] = opt_readahead,
+	[KEY_MAP] = opt_map,
+	[KEY_MAX_REQUEST] = opt_max_request,
+	[KEY_KERNEL_RA] = opt_kernel_ra,
+	[KEY_SCATTERED] = opt_scattered,
+	[KEY_RECLAIM] = opt_reclaim,
+	[KEY_NOATIME] = opt_atime,
+	[KEY_RELATIME] = opt_atime,
+	[KEY_STRICTATIME] = opt_atime,
+	[KEY_COMPRESS_EXT] = opt_compress_ext,
+	[KEY_NOCOMPRESS_EXT] = opt_nocompress_ext,
+};
+
 static int opt_proc(void *data, const char *arg, int key,
 		    struct fuse_args *outargs)
 {
-	struct czfs_mount_opts *o = data;
-
-	switch (key) {
-	case FUSE_OPT_KEY_NONOPT:
-		if (o->image)
-			return 1;	/* the mount point: libfuse takes it */
-		o->image = realpath(arg, NULL);
-		if (!o->image) {
-			fprintf(stderr, "czfs-fuse: %s: %s\n", arg, strerror(errno));
-			return -1;
-		}
-		return 0;
-	case KEY_CACHE:
-		if (parse_size_opt(arg, &o->cache_size))
-			return -1;
-		if (o->cache_size >= MIN_CACHE_SIZE)
-			return 0;
-		fprintf(stderr, "czfs-fuse: bad value in '%s' (at least 4M)\n", arg);
-		return -1;
-	case KEY_READAHEAD:
-		return parse_size_opt(arg, &o->readahead);
-	case KEY_KERNEL_RA:
-		return strcmp(arg, "kernel_readahead=0") ?
-		       parse_size_opt(arg, &o->kernel_readahead) :
-		       (o->kernel_readahead = 0, 0);
-	case KEY_RECLAIM:
-		if (!strcmp(arg, "reclaim=keep") || !strcmp(arg, "reclaim=punch")) {
-			o->reclaim_punch = !strcmp(arg, "reclaim=punch");
-			return 0;
-		}
-		fprintf(stderr, "czfs-fuse: bad value in '%s' (keep or punch)\n", arg);
-		return -1;
-	case KEY_SCATTERED:
-		if (!strcmp(arg, "map_scattered=bounce") ||
-		    !strcmp(arg, "map_scattered=slot")) {
-			o->map_slots = !strcmp(arg, "map_scattered=slot");
-			return 0;
-		}
-		fprintf(stderr, "czfs-fuse: bad value in '%s' (bounce or slot)\n", arg);
-		return -1;
-	case KEY_MAP:
-		if (!czfs_map_mode_parse(strchr(arg, '=') + 1, &o->map))
-			return 0;
-		fprintf(stderr, "czfs-fuse: bad value in '%s' (vmap or vm_map_ram)\n", arg);
-		return -1;
-	case KEY_MAX_REQUEST:
-		if (parse_size_opt(arg, &o->max_request))
-			return -1;
-		if (!czfs_io_check_max_request(o->max_request))
-			return 0;
-		fprintf(stderr, "czfs-fuse: bad value in '%s' (4k..4M, a multiple of 4k)\n", arg);
-		return -1;
-	case KEY_NOATIME:
-	case KEY_RELATIME:
-	case KEY_STRICTATIME:
-		o->atime = key == KEY_NOATIME ? CZFS_ATIME_NOATIME :
-			   key == KEY_STRICTATIME ? CZFS_ATIME_STRICT :
-			   CZFS_ATIME_RELATIME;
-		return 1;		/* the kernel sees it too */
-	case KEY_COMPRESS_EXT:
-		return add_extension(arg, o->compress_ext, &o->n_compress_ext);
-	case KEY_NOCOMPRESS_EXT:
-		return add_extension(arg, o->nocompress_ext, &o->n_nocompress_ext);
-	case KEY_RW:
-		o->ro = false;
-		return 0;
-	case KEY_RO:
-		o->ro = true;
-		return 0;
-	case KEY_COMPRESS: {
-		enum czfs_alg alg;
-		int level;
-
-		if (czfs_alg_parse(strchr(arg, '=') + 1, &alg, &level)) {
-			fprintf(stderr, "czfs-fuse: bad value in '%s'\n", arg);
-			return -1;
-		}
-		o->alg = (int)alg;
-		o->level = level;
-		return 0;
-	}
-	case KEY_HELP:
-		o->show_help = true;
-		return 0;
-	case KEY_VERSION:
-		o->show_version = true;
-		return 0;
-	default:
-		return 1;
-	}
+	if (key == FUSE_OPT_KEY_NONOPT)
+		return opt_image(data, arg, key);
+	if (key < 0 || key >= KEY_COUNT || !opt_handlers[key])
+		return 1;	/* libfuse's own, or the kernel's */
+	return opt_handlers[key](data, arg, key);
 }
 
 static void czfs_init(void *userdata, struct fuse_conn_info *conn)
@@ -270,10 +348,8 @@ static int mount_rw(struct czfs_daemon *dm)
 		err = czfs_orphans_reap(fs, &orphans);
 	if (!err && orphans)
 		czfs_info("%u orphan inode(s) removed", orphans);
-	fs->cp.mount_count++;
-	fs->cp.flags &= ~CZFS_CP_CLEAN_UMOUNT;
 	if (!err)
-		err = czfs_fs_commit(fs);
+		err = czfs_fs_commit_mount(fs);
 	if (err)
 		czfs_err("cannot mount read-write: %s", strerror(-err));
 	return err;
@@ -336,7 +412,7 @@ static int daemon_start_threads(struct czfs_daemon *dm)
 
 static void daemon_teardown(struct czfs_daemon *dm)
 {
-	czfs_release_all(dm);
+	czfs_fuse_release_all(dm);
 	czfs_prefetch_stop(dm);
 	czfs_flusher_stop(dm);		/* the last checkpoint */
 	czfs_itable_destroy(dm->it);
@@ -354,13 +430,13 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 	struct fuse_session *se;
 	int ret = 1;
 
-	czfs_ops_inode(&ops);
-	czfs_ops_dir(&ops);
-	czfs_ops_file(&ops);
+	czfs_fuse_ops_inode(&ops);
+	czfs_fuse_ops_dir(&ops);
+	czfs_fuse_ops_file(&ops);
 	if (!dm->opts.ro) {
-		czfs_ops_write(&ops);
-		czfs_ops_copy(&ops);
-		czfs_ops_ns(&ops);
+		czfs_fuse_ops_write(&ops);
+		czfs_fuse_ops_copy(&ops);
+		czfs_fuse_ops_ns(&ops);
 	}
 	se = fuse_session_new(args, &ops, sizeof(ops), dm);
 	if (!se)
@@ -398,7 +474,7 @@ out_signals:
 	fuse_remove_signal_handlers(se);
 out_destroy:
 	czfs_remount_stop(dm);
-	czfs_release_all(dm);		/* releases lost with the connection */
+	czfs_fuse_release_all(dm);	/* releases lost with the connection */
 	czfs_flusher_stop(dm);		/* the last checkpoint, before the session goes */
 	dm->se = NULL;
 	fuse_session_destroy(se);

@@ -9,7 +9,6 @@
 #include "log.h"
 #include "minode.h"
 #include "util.h"
-#include "writeback.h"
 
 #define ITABLE_BUCKETS	4096
 
@@ -278,23 +277,5 @@ int czfs_itable_each(struct czfs_daemon *dm,
 	}
 	free(list);
 	return 0;
-}
-
-/* Store mi's attributes now (in the running transaction). */
-int czfs_mi_store(struct czfs_daemon *dm, struct czfs_minode *mi)
-{
-	int err;
-
-	pthread_rwlock_wrlock(&dm->fs->lock);
-	err = czfs_fs_begin(dm->fs);
-	pthread_mutex_lock(&mi->lock);
-	if (!err)
-		err = czfs_inode_store(dm->fs, &mi->ii);
-	if (!err)
-		mi->ii_dirty = false;
-	pthread_mutex_unlock(&mi->lock);
-	pthread_rwlock_unlock(&dm->fs->lock);
-	czfs_flusher_note_change(dm);
-	return err;
 }
 

@@ -6,8 +6,13 @@
  * it lists its dirty clusters.
  *
  * Locks: the table has a mutex for its hash; each inode has a mutex for
- * its fields.  Order: fs->lock, then an inode's lock, never the reverse; an
- * inode's lock is never held across I/O.
+ * its fields.  Order: fs->lock, then an inode's lock, never the reverse.
+ * An inode's lock is held across I/O in one case only: to store that
+ * inode's attributes (czfs_inode_store, a B-tree change that may read
+ * nodes), with fs->lock held exclusive, so that what reaches the tree and
+ * ii_dirty agree (czfs_writeback_attr, the writeback of its clusters, an
+ * xattr change, a namespace change).  No other lock is taken under it;
+ * whoever reads the attributes meanwhile (czfs_mi_attr) waits.
  */
 #ifndef CZFS_MINODE_H
 #define CZFS_MINODE_H
@@ -47,6 +52,7 @@ struct czfs_minode {
 	struct czfs_minode *hnext;
 };
 
+/* An empty inode table: 0 or -ENOMEM. */
 int czfs_itable_create(struct czfs_itable **out);
 void czfs_itable_destroy(struct czfs_itable *it);	/* accepts NULL */
 
@@ -69,9 +75,6 @@ void czfs_mi_open(struct czfs_daemon *dm, struct czfs_minode *mi);
 void czfs_mi_close(struct czfs_daemon *dm, struct czfs_minode *mi);
 /* One more reference (a dirty inode holds one for its dirty data). */
 void czfs_mi_hold(struct czfs_daemon *dm, struct czfs_minode *mi);
-
-/* Store mi's attributes in the tree now (takes fs->lock): 0 or -errno. */
-int czfs_mi_store(struct czfs_daemon *dm, struct czfs_minode *mi);
 
 /* A copy of the attributes, under the inode's lock. */
 void czfs_mi_attr(struct czfs_minode *mi, struct czfs_inode_info *ii);

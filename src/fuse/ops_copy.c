@@ -13,7 +13,9 @@
 
 #include "ccache.h"
 #include "daemon.h"
+#include "load.h"
 #include "minode.h"
+#include "ops.h"
 #include "pagepool.h"
 #include "util.h"
 
@@ -30,7 +32,7 @@ static int read_in_cluster(struct czfs_daemon *dm, const struct czfs_inode_info 
 	struct czfs_centry *e;
 	int err;
 
-	err = czfs_read_clusters(dm, ii, NULL, off / cbytes, 1, &e);
+	err = czfs_load_get(dm, ii, NULL, off / cbytes, 1, &e);
 	if (err)
 		return err;
 	if (e->page != CZFS_NO_PAGE && e->len > in) {
@@ -65,7 +67,7 @@ static long do_copy(struct czfs_daemon *dm, struct czfs_minode *src,
 		uint64_t k = MIN(len - done, cbytes - pos % cbytes);
 		int err = read_in_cluster(dm, &ii, pos, k, buf);
 
-		n = err ?: czfs_do_write(dm, dst, buf, k, off_out + done);
+		n = err ?: czfs_fuse_do_write(dm, dst, buf, k, off_out + done);
 		if (n <= 0)
 			break;
 		done += (uint64_t)n;
@@ -92,12 +94,12 @@ static void czfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in
 	n = do_copy(req_daemon(req), in->mi, (uint64_t)off_in, out->mi,
 		    (uint64_t)off_out, len);
 	if (n < 0)
-		fuse_reply_err(req, czfs_reply_errno((int)n));
+		fuse_reply_err(req, czfs_fuse_errno((int)n));
 	else
 		fuse_reply_write(req, (size_t)n);
 }
 
-void czfs_ops_copy(struct fuse_lowlevel_ops *ops)
+void czfs_fuse_ops_copy(struct fuse_lowlevel_ops *ops)
 {
 	ops->copy_file_range = czfs_copy_file_range;
 }

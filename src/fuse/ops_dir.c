@@ -10,6 +10,7 @@
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
+#include "ops.h"
 #include "util.h"
 
 struct rd_ctx {
@@ -38,7 +39,7 @@ static int rd_add(struct rd_ctx *rc, const char *name, uint64_t ino,
 		if (rc->err)
 			return 1;
 		czfs_mi_attr(mi, &ii);
-		czfs_fill_entry(rc->dm, &ii, &e);
+		czfs_fuse_fill_entry(rc->dm, &ii, &e);
 	} else {
 		e.attr.st_ino = ino;
 		e.attr.st_mode = dtype << 12;
@@ -113,7 +114,7 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 		czfs_mi_put(rc.dm, rc.unused);
 	/* Entries already added are valid even if a later one failed. */
 	if (err && !rc.pos)
-		fuse_reply_err(req, czfs_reply_errno(err));
+		fuse_reply_err(req, czfs_fuse_errno(err));
 	else
 		fuse_reply_buf(req, rc.buf, rc.pos);
 	free(rc.buf);
@@ -142,7 +143,7 @@ static void czfs_opendir(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_open(req, fi);
 }
 
-void czfs_ops_dir(struct fuse_lowlevel_ops *ops)
+void czfs_fuse_ops_dir(struct fuse_lowlevel_ops *ops)
 {
 	ops->opendir = czfs_opendir;
 	ops->readdir = czfs_readdir;

@@ -11,12 +11,16 @@
 #include <stdlib.h>
 #include <sys/uio.h>
 
+#include "bdi.h"
 #include "ccache.h"
 #include "daemon.h"
 #include "fs.h"
+#include "load.h"
 #include "minode.h"
+#include "ops.h"
 #include "pagepool.h"
 #include "remount.h"
+#include "stream.h"
 #include "util.h"
 
 #define MAX_READ_CLUSTERS	(1024 * 1024 / CZFS_BLOCK_SIZE + 2)
@@ -40,7 +44,7 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	if (!S_ISREG(ii.mode))
 		err = S_ISDIR(ii.mode) ? -EISDIR : -EINVAL;
 	else if (fi->flags & O_TRUNC)	/* FUSE_CAP_ATOMIC_O_TRUNC */
-		err = czfs_truncate_open(dm, mi);
+		err = czfs_fuse_truncate_open(dm, mi);
 	if (err) {
 		czfs_mi_put(dm, mi);
 		return err;
@@ -76,13 +80,13 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	return 0;
 }
 
-int czfs_open_created(struct czfs_daemon *dm, uint64_t ino,
-		      struct fuse_file_info *fi)
+int czfs_fuse_open_created(struct czfs_daemon *dm, uint64_t ino,
+			   struct fuse_file_info *fi)
 {
 	return do_open(dm, ino, fi);
 }
 
-void czfs_release_file(struct czfs_daemon *dm, struct czfs_open_file *of)
+void czfs_fuse_release_file(struct czfs_daemon *dm, struct czfs_open_file *of)
 {
 	pthread_mutex_lock(&dm->open_lock);
 	if (of->prev)
@@ -102,28 +106,34 @@ static void czfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct czfs_daemon *dm = req_daemon(req);
 	int err;
 
-	czfs_set_kernel_readahead(dm);
+	czfs_bdi_set_readahead(dm);
 	err = do_open(dm, ino, fi);
 	if (err)
-		fuse_reply_err(req, czfs_reply_errno(err));
+		fuse_reply_err(req, czfs_fuse_errno(err));
 	else if (fuse_reply_open(req, fi))	/* interrupted: never released */
-		czfs_release_file(dm, (struct czfs_open_file *)(uintptr_t)fi->fh);
+		czfs_fuse_release_file(dm, (struct czfs_open_file *)(uintptr_t)fi->fh);
 }
 
 static void czfs_release(fuse_req_t req, fuse_ino_t ino,
 			 struct fuse_file_info *fi)
 {
-	czfs_release_file(req_daemon(req), (struct czfs_open_file *)(uintptr_t)fi->fh);
+	czfs_fuse_release_file(req_daemon(req),
+			       (struct czfs_open_file *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
 
-void czfs_release_all(struct czfs_daemon *dm)
+void czfs_fuse_release_all(struct czfs_daemon *dm)
 {
 	while (dm->open_files)
-		czfs_release_file(dm, dm->open_files);
+		czfs_fuse_release_file(dm, dm->open_files);
 }
 
-uint64_t czfs_admit(struct czfs_daemon *dm, uint64_t n)
+/*
+ * Take / give back n pages of read admission (n is capped at the total):
+ * the pages FUSE reads may hold at once, so that what they hold never
+ * starves the loads they wait for.
+ */
+static uint64_t admit(struct czfs_daemon *dm, uint64_t n)
 {
 	n = MIN(n, dm->admit_total);
 	pthread_mutex_lock(&dm->admit_lock);
@@ -134,7 +144,7 @@ uint64_t czfs_admit(struct czfs_daemon *dm, uint64_t n)
 	return n;
 }
 
-void czfs_admit_release(struct czfs_daemon *dm, uint64_t n)
+static void admit_release(struct czfs_daemon *dm, uint64_t n)
 {
 	pthread_mutex_lock(&dm->admit_lock);
 	dm->admit_free += n;
@@ -177,13 +187,13 @@ static int gather(struct czfs_daemon *dm, struct czfs_open_file *of,
 {
 	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
 	uint64_t first = off / cbytes, last = (end - 1) / cbytes;
+	struct czfs_staging *stg = czfs_stream_staging(of->stream);
 
 	if (last - first + 1 > MAX_READ_CLUSTERS)
 		return -EINVAL;
 	for (uint64_t idx = first; idx <= last;) {
 		unsigned n = (unsigned)MIN(last - idx + 1, CZFS_BATCH_MAX);
-		int err = czfs_read_clusters(dm, ii, of->stream, idx, n,
-					     rb->ent + rb->n);
+		int err = czfs_load_get(dm, ii, stg, idx, n, rb->ent + rb->n);
 
 		if (err)
 			return err;
@@ -248,14 +258,14 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	touch_atime(dm, of->mi);
 	/* the pages this read may hold until its reply is sent: its
 	 * clusters, and as much again for their compressed input */
-	admitted = czfs_admit(dm, ((end - 1) / cbytes - (uint64_t)off / cbytes + 1) <<
-			      (ii.cluster_shift + 1));
+	admitted = admit(dm, ((end - 1) / cbytes - (uint64_t)off / cbytes + 1) <<
+			 (ii.cluster_shift + 1));
 	err = gather(dm, of, &ii, (uint64_t)off, end, rb);
 	/* counted before the reply: the reader may look at them next */
 	atomic_fetch_add(&dm->st.read_reqs, 1);
 	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - (uint64_t)off);
 	if (err)
-		fuse_reply_err(req, czfs_reply_errno(err));
+		fuse_reply_err(req, czfs_fuse_errno(err));
 	else
 		fuse_reply_iov(req, rb->iov, (int)rb->niov);
 	/* After the reply the file may be released: of is not touched.
@@ -268,11 +278,11 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		else
 			czfs_ccache_put(dm->cc, rb->ent[i]);
 	}
-	czfs_admit_release(dm, admitted);
+	admit_release(dm, admitted);
 	free(rb);
 }
 
-void czfs_ops_file(struct fuse_lowlevel_ops *ops)
+void czfs_fuse_ops_file(struct fuse_lowlevel_ops *ops)
 {
 	ops->open = czfs_open;
 	ops->read = czfs_read;

@@ -8,19 +8,22 @@
 #include <time.h>
 #include <sys/statvfs.h>
 
-#include "daemon.h"
 #include "acl.h"
 #include "caller.h"
 #include "compress.h"
+#include "daemon.h"
 #include "dir.h"
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
-#include "writeback.h"
+#include "ops.h"
+#include "stats.h"
+#include "thread.h"
 #include "util.h"
+#include "writeback.h"
 #include "xattr.h"
 
-int czfs_reply_errno(int err)
+int czfs_fuse_errno(int err)
 {
 	err = -err;
 	/* Damage is reported as EIO; the log line names what is damaged. */
@@ -41,8 +44,9 @@ static int read_inode(struct czfs_daemon *dm, uint64_t ino,
 	return 0;
 }
 
-void czfs_fill_entry(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		     struct fuse_entry_param *e)
+void czfs_fuse_fill_entry(struct czfs_daemon *dm,
+			  const struct czfs_inode_info *ii,
+			  struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = ii->ino;
@@ -87,7 +91,7 @@ static int do_lookup(struct czfs_daemon *dm, fuse_ino_t parent,
 	if (err)
 		return err;
 	czfs_mi_attr_shown(mi, &ii);
-	czfs_fill_entry(dm, &ii, e);
+	czfs_fuse_fill_entry(dm, &ii, e);
 	czfs_mi_lookup(dm, mi, 1);	/* the reply gives the kernel one */
 	czfs_mi_put(dm, mi);
 	return 0;
@@ -106,7 +110,7 @@ static void czfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.entry_timeout = dm->attr_timeout;
 		fuse_reply_entry(req, &e);
 	} else if (err) {
-		fuse_reply_err(req, czfs_reply_errno(err));
+		fuse_reply_err(req, czfs_fuse_errno(err));
 	} else {
 		fuse_reply_entry(req, &e);
 	}
@@ -135,7 +139,7 @@ static void czfs_getattr(fuse_req_t req, fuse_ino_t ino,
 	int err = read_inode(dm, ino, &ii);
 
 	if (err) {
-		fuse_reply_err(req, czfs_reply_errno(err));
+		fuse_reply_err(req, czfs_fuse_errno(err));
 		return;
 	}
 	czfs_inode_to_stat(&ii, &st);
@@ -154,7 +158,7 @@ static int do_readlink(struct czfs_daemon *dm, fuse_ino_t ino, char *buf)
 		return err;
 	if (!S_ISLNK(ii.mode))
 		return -EINVAL;
-	t = czfs_thread_get();
+	t = czfs_fuse_thread();
 	if (!t)
 		return -ENOMEM;
 	n = czfs_file_pread(dm->fs, t->codec, &ii, buf, ii.size, 0);
@@ -174,7 +178,7 @@ static void czfs_readlink(fuse_req_t req, fuse_ino_t ino)
 	int err = do_readlink(req_daemon(req), ino, buf);
 
 	if (err)
-		fuse_reply_err(req, czfs_reply_errno(err));
+		fuse_reply_err(req, czfs_fuse_errno(err));
 	else
 		fuse_reply_readlink(req, buf);
 }
@@ -189,8 +193,8 @@ static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs sv = { 0 };
 
 	if (!dm->opts.ro) {		/* the live map, less what writes hold */
-		max = dm->fs->smap.max_blocks;
-		used = MIN(max, dm->fs->smap.used + atomic_load(&dm->reserved_blocks));
+		czfs_smap_usage(&dm->fs->smap, &max, &used);
+		used = MIN(max, used + atomic_load(&dm->reserved_blocks));
 	}
 	avail = dm->opts.ro ? max - used : czfs_space_free(dm);
 	sv.f_bsize = sv.f_frsize = CZFS_BLOCK_SIZE;
@@ -226,7 +230,7 @@ static int do_getxattr(struct czfs_daemon *dm, fuse_ino_t ino,
 static void reply_stats(fuse_req_t req, size_t size)
 {
 	char buf[16384];
-	size_t len = czfs_stats_format(req_daemon(req), buf, sizeof(buf));
+	size_t len = czfs_fuse_stats_format(req_daemon(req), buf, sizeof(buf));
 
 	if (!size)
 		fuse_reply_xattr(req, len);
@@ -256,7 +260,7 @@ static int compress_attr(struct czfs_daemon *dm, fuse_ino_t ino, char *buf,
 static void reply_small(fuse_req_t req, int len, const char *buf, size_t size)
 {
 	if (len < 0)
-		fuse_reply_err(req, czfs_reply_errno(len));
+		fuse_reply_err(req, czfs_fuse_errno(len));
 	else if (!size)
 		fuse_reply_xattr(req, (size_t)len);
 	else if (size < (size_t)len)
@@ -288,7 +292,7 @@ static void czfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	}
 	ret = do_getxattr(req_daemon(req), ino, name, buf, size);
 	if (ret < 0)
-		fuse_reply_err(req, czfs_reply_errno(ret));
+		fuse_reply_err(req, czfs_fuse_errno(ret));
 	else if (!size)
 		fuse_reply_xattr(req, (size_t)ret);
 	else
@@ -345,7 +349,7 @@ static void czfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	if (ret > 0 && fuse_req_ctx(req)->uid != 0)
 		ret = (int)drop_trusted(list, (size_t)ret);
 	if (ret < 0)
-		fuse_reply_err(req, czfs_reply_errno(ret));
+		fuse_reply_err(req, czfs_fuse_errno(ret));
 	else if (!size)
 		fuse_reply_xattr(req, (size_t)ret);
 	else if ((size_t)ret > size)
@@ -386,7 +390,7 @@ static int set_compress(struct czfs_daemon *dm, fuse_ino_t ino,
 	}
 	pthread_mutex_unlock(&mi->lock);
 	if (!err)
-		err = czfs_mi_store(dm, mi);
+		err = czfs_writeback_attr(dm, mi);
 	czfs_mi_put(dm, mi);
 	return err;
 }
@@ -455,14 +459,14 @@ static void czfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 {
 	int err = do_xattr_change(req, ino, name, value ? value : "", size, flags);
 
-	fuse_reply_err(req, czfs_reply_errno(err));
+	fuse_reply_err(req, czfs_fuse_errno(err));
 }
 
 static void czfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	int err = do_xattr_change(req, ino, name, NULL, 0, 0);
 
-	fuse_reply_err(req, czfs_reply_errno(err));
+	fuse_reply_err(req, czfs_fuse_errno(err));
 }
 
 /* Permission bits are checked by the kernel (default_permissions). */
@@ -473,7 +477,7 @@ static void czfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	fuse_reply_err(req, (mask & W_OK) && dm->opts.ro ? EROFS : 0);
 }
 
-void czfs_ops_inode(struct fuse_lowlevel_ops *ops)
+void czfs_fuse_ops_inode(struct fuse_lowlevel_ops *ops)
 {
 	ops->lookup = czfs_lookup;
 	ops->forget = czfs_forget;

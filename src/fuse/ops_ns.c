@@ -20,6 +20,8 @@
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
+#include "ops.h"
+#include "thread.h"
 #include "util.h"
 #include "writeback.h"
 #include "xattr.h"
@@ -144,7 +146,7 @@ static int reply_entry(struct czfs_daemon *dm, uint64_t ino,
 	if (err)
 		return err;
 	czfs_mi_attr(mi, &ii);
-	czfs_fill_entry(dm, &ii, e);
+	czfs_fuse_fill_entry(dm, &ii, e);
 	czfs_mi_lookup(dm, mi, 1);
 	czfs_mi_put(dm, mi);
 	return 0;
@@ -201,7 +203,7 @@ static int store_target(struct czfs_daemon *dm, struct czfs_inode_info *ii,
 	uint8_t out[CZFS_MAX_CLUSTER_SIZE + CZFS_BLOCK_SIZE];
 	struct czfs_cluster_policy pol = { .alg = CZFS_ALG_NONE,
 					   .allow_inline = true };
-	struct czfs_thread *t = czfs_thread_get();
+	struct czfs_thread *t = czfs_fuse_thread();
 	struct czfs_cluster_info ci;
 	int64_t delta = 0;
 	unsigned out_len;
@@ -326,11 +328,11 @@ static void reply_new(fuse_req_t req, int err, uint64_t ino,
 	if (!err)
 		err = reply_entry(dm, ino, &e);
 	if (err && fi && fi->fh)		/* created and opened, no entry */
-		czfs_release_file(dm, (struct czfs_open_file *)(uintptr_t)fi->fh);
+		czfs_fuse_release_file(dm, (struct czfs_open_file *)(uintptr_t)fi->fh);
 	if (err)
-		fuse_reply_err(req, czfs_reply_errno(err));
+		fuse_reply_err(req, czfs_fuse_errno(err));
 	else if (fi && fuse_reply_create(req, &e, fi))	/* interrupted */
-		czfs_release_file(dm, (struct czfs_open_file *)(uintptr_t)fi->fh);
+		czfs_fuse_release_file(dm, (struct czfs_open_file *)(uintptr_t)fi->fh);
 	else if (!fi)
 		fuse_reply_entry(req, &e);
 }
@@ -373,7 +375,7 @@ static void czfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			    NULL, &ino);
 
 	if (!err)
-		err = czfs_open_created(dm, ino, fi);
+		err = czfs_fuse_open_created(dm, ino, fi);
 	reply_new(req, err, ino, fi);
 }
 
@@ -455,14 +457,14 @@ static int do_remove(struct czfs_daemon *dm, uint64_t parent, const char *name,
 
 static void czfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, czfs_reply_errno(do_remove(req_daemon(req), parent,
-							name, false)));
+	fuse_reply_err(req, czfs_fuse_errno(do_remove(req_daemon(req), parent,
+						      name, false)));
 }
 
 static void czfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, czfs_reply_errno(do_remove(req_daemon(req), parent,
-							name, true)));
+	fuse_reply_err(req, czfs_fuse_errno(do_remove(req_daemon(req), parent,
+						      name, true)));
 }
 
 /* ---- rename ------------------------------------------------------------------ */
@@ -671,10 +673,10 @@ static void czfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		.from_len = strlen(name), .to_len = strlen(newname), .flags = flags,
 	};
 
-	fuse_reply_err(req, czfs_reply_errno(do_rename(req_daemon(req), &r)));
+	fuse_reply_err(req, czfs_fuse_errno(do_rename(req_daemon(req), &r)));
 }
 
-void czfs_ops_ns(struct fuse_lowlevel_ops *ops)
+void czfs_fuse_ops_ns(struct fuse_lowlevel_ops *ops)
 {
 	ops->create = czfs_create;
 	ops->mknod = czfs_mknod;

@@ -13,11 +13,14 @@
 #include <sys/xattr.h>
 
 #include "acl.h"
+#include "caller.h"
 #include "ccache.h"
 #include "daemon.h"
 #include "fs.h"
+#include "load.h"
 #include "log.h"
 #include "minode.h"
+#include "ops.h"
 #include "pagepool.h"
 #include "util.h"
 #include "writeback.h"
@@ -46,7 +49,7 @@ static int cluster_for_write(struct czfs_daemon *dm, const struct czfs_inode_inf
 	int ret;
 
 	if (!fresh) {
-		ret = czfs_read_clusters(dm, ii, NULL, idx, 1, &e);
+		ret = czfs_load_get(dm, ii, NULL, idx, 1, &e);
 	} else {
 		ret = czfs_ccache_get(dm->cc, ii->ino, idx, CZFS_CC_CREATE, &e);
 		if (ret == 1) {		/* new: nothing of it needs reading */
@@ -114,8 +117,8 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return err;
 }
 
-long czfs_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
-		   const void *data, size_t size, uint64_t off)
+long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
+			const void *data, size_t size, uint64_t off)
 {
 	const char *buf = data;
 	struct czfs_inode_info ii;
@@ -156,7 +159,7 @@ static void czfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		       size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
-	long n = czfs_do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
+	long n = czfs_fuse_do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
 
 	if (n > 0 && of->direct) {	/* see do_open: keep_cache */
 		pthread_mutex_lock(&of->mi->lock);
@@ -164,7 +167,7 @@ static void czfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		pthread_mutex_unlock(&of->mi->lock);
 	}
 	if (n < 0)
-		fuse_reply_err(req, czfs_reply_errno((int)n));
+		fuse_reply_err(req, czfs_fuse_errno((int)n));
 	else
 		fuse_reply_write(req, (size_t)n);
 }
@@ -259,7 +262,7 @@ static int zero_in_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	in = pos % cbytes;
 	if (pos >= ii.size)
 		return 0;
-	err = czfs_read_clusters(dm, &ii, NULL, pos / cbytes, 1, &e);
+	err = czfs_load_get(dm, &ii, NULL, pos / cbytes, 1, &e);
 	if (err)
 		return err;
 	if (e->page == CZFS_NO_PAGE) {	/* a hole already */
@@ -306,7 +309,7 @@ static int do_truncate(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return 0;
 }
 
-int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi)
+int czfs_fuse_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
 	int err = do_truncate(dm, mi, 0);
 
@@ -316,7 +319,7 @@ int czfs_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi)
 	now(&mi->ii.ctime);
 	mi->ii.mtime = mi->ii.ctime;
 	pthread_mutex_unlock(&mi->lock);
-	return czfs_mi_store(dm, mi);
+	return czfs_writeback_attr(dm, mi);
 }
 
 /* ---- setattr ------------------------------------------------------------- */
@@ -398,7 +401,7 @@ static int do_setattr(struct czfs_daemon *dm, fuse_ino_t ino, struct stat *attr,
 		pthread_mutex_lock(&mi->lock);
 		apply_attr(&mi->ii, attr, to_set);
 		pthread_mutex_unlock(&mi->lock);
-		err = czfs_mi_store(dm, mi);
+		err = czfs_writeback_attr(dm, mi);
 	}
 	if (!err && (to_set & FUSE_SET_ATTR_MODE))
 		err = chmod_acl(dm, ino, attr->st_mode);
@@ -416,7 +419,7 @@ static void czfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	int err = do_setattr(dm, ino, attr, to_set, &ii);
 
 	if (err) {
-		fuse_reply_err(req, czfs_reply_errno(err));
+		fuse_reply_err(req, czfs_fuse_errno(err));
 		return;
 	}
 	czfs_inode_to_stat(&ii, &st);
@@ -481,7 +484,7 @@ static int do_fallocate(struct czfs_daemon *dm, struct czfs_minode *mi, int mode
 		if (mode & FALLOC_FL_PUNCH_HOLE)
 			mi->ii.mtime = mi->ii.ctime;
 		pthread_mutex_unlock(&mi->lock);
-		err = czfs_mi_store(dm, mi);
+		err = czfs_writeback_attr(dm, mi);
 	}
 	return err;
 }
@@ -490,17 +493,30 @@ static void czfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 			   off_t len, struct fuse_file_info *fi)
 {
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
-	int err = do_fallocate(req_daemon(req), of->mi, mode, (uint64_t)off,
-			       (uint64_t)len);
+	struct czfs_daemon *dm = req_daemon(req);
+	struct czfs_minode *mi = of->mi;
+	int err = do_fallocate(dm, mi, mode, (uint64_t)off, (uint64_t)len);
+	struct czfs_inode_info ii;
+	uint32_t kill;
 
-	fuse_reply_err(req, czfs_reply_errno(err));
+	/* It changes data as a write does, and the kernel leaves the setuid
+	 * and setgid rules of a write to us here (file_remove_privs). */
+	czfs_mi_attr(mi, &ii);
+	kill = err ? 0 : czfs_caller_kill_priv(req, ii.mode, ii.gid);
+	if (kill) {
+		pthread_mutex_lock(&mi->lock);
+		mi->ii.mode &= ~kill;
+		pthread_mutex_unlock(&mi->lock);
+		err = czfs_writeback_attr(dm, mi);
+	}
+	fuse_reply_err(req, czfs_fuse_errno(err));
 }
 
 /* fsync means durable: write everything back and commit a checkpoint. */
 static void czfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		       struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, czfs_reply_errno(czfs_checkpoint(req_daemon(req))));
+	fuse_reply_err(req, czfs_fuse_errno(czfs_checkpoint(req_daemon(req))));
 }
 
 static void czfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -508,7 +524,7 @@ static void czfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_err(req, 0);
 }
 
-void czfs_ops_write(struct fuse_lowlevel_ops *ops)
+void czfs_fuse_ops_write(struct fuse_lowlevel_ops *ops)
 {
 	ops->write = czfs_write;
 	ops->setattr = czfs_setattr;

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "pagepool.h"
 #include "staging.h"
+#include "temp.h"
 #include "util.h"
 
 /* One backing request whose pages may still be needed. */

@@ -29,6 +29,7 @@ struct czfs_stage_ref {
 	struct czfs_staged *st[CZFS_MAX_CLUSTER_BLOCKS];
 };
 
+/* A staging with no cursor yet: NULL when out of memory. */
 struct czfs_staging *czfs_staging_new(void);
 /* Free everything (no reference may be left). */
 void czfs_staging_free(struct czfs_daemon *dm, struct czfs_staging *stg);

@@ -15,6 +15,7 @@
 #include "daemon.h"
 #include "fs.h"
 #include "pagepool.h"
+#include "stats.h"
 #include "window.h"
 
 struct out {
@@ -134,7 +135,7 @@ static void daemon_stats(struct out *o, struct czfs_daemon *dm)
 	    dm->opts.ro || atomic_load(&dm->remounted_ro));
 }
 
-size_t czfs_stats_format(struct czfs_daemon *dm, char *buf, size_t size)
+size_t czfs_fuse_stats_format(struct czfs_daemon *dm, char *buf, size_t size)
 {
 	struct out o = { buf, size, 0 };
 

@@ -1,23 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
- * Prefetch streams.  Each open file has one; a sequential reader keeps it
- * a window ahead (the window grows as the kernel's readahead does), and one
- * worker at a time runs it: it walks the file's clusters in order, takes
- * their stored blocks from the stream's staging (one ordered, aligned read
- * cursor, shared with the FUSE threads: staging.c) and decodes them into
- * the cluster cache, so FUSE threads mostly copy.
+ * Prefetch streams (stream.h).  A worker walks the file's clusters in
+ * order and loads them (load.h) through the stream's staging (one ordered,
+ * aligned read cursor, shared with the FUSE threads: staging.c) into the
+ * cluster cache, so FUSE threads mostly copy.
  */
 #include "config.h"
 
 #include <stdlib.h>
 
 #include "ccache.h"
-#include "cluster.h"
 #include "daemon.h"
-#include "fs.h"
-#include "log.h"
-#include "pagepool.h"
+#include "inode.h"
+#include "load.h"
 #include "staging.h"
+#include "stream.h"
 #include "util.h"
 
 #define JOB_QUEUE	256
@@ -50,20 +47,17 @@ struct czfs_prefetch {
 static int load_one(struct czfs_daemon *dm, struct czfs_stream *s,
 		    struct czfs_cluster_batch *b, unsigned i)
 {
-	const struct czfs_cluster_info *ci = &b->ci[i];
-	uint32_t pages[CZFS_MAX_CLUSTER_BLOCKS];
-	struct czfs_stage_ref ref = { 0 };
-	struct czfs_centry *e;
+	struct czfs_load l;
 	int ret;
 
 	if (czfs_ccache_contains(dm->cc, s->ii.ino, b->first + i))
 		return 0;
 	/* a cluster someone is loading is theirs: do not wait for it */
 	ret = czfs_ccache_get(dm->cc, s->ii.ino, b->first + i,
-			      CZFS_CC_CREATE | CZFS_CC_NOWAIT, &e);
+			      CZFS_CC_CREATE | CZFS_CC_NOWAIT, &l.e);
 	if (ret <= 0) {
 		if (!ret)
-			czfs_ccache_put(dm->cc, e);
+			czfs_ccache_put(dm->cc, l.e);
 		return ret == -EAGAIN ? 0 : ret;
 	}
 	/*
@@ -72,38 +66,17 @@ static int load_one(struct czfs_daemon *dm, struct czfs_stream *s,
 	 * Now that e is claimed they change only through it (a truncate
 	 * drops it), so looking its item up again is current.
 	 */
-	if (atomic_load(&dm->items_version) != b->version) {
-		pthread_rwlock_rdlock(&dm->fs->lock);
-		ret = czfs_cluster_lookup(dm->fs, &s->ii, b->first + i,
-					  &b->ci[i], b->inl[i]);
-		pthread_rwlock_unlock(&dm->fs->lock);
-		if (ret < 0)
-			goto out;
-	}
-	if (ci->kind == CZFS_CLUSTER_RAW || ci->kind == CZFS_CLUSTER_COMPRESSED) {
-		ret = czfs_staging_get(dm, s->stg, ci->blkaddr, ci->nblocks,
-				       czfs_batch_run_end(b, i), true, pages, &ref);
-		if (!ret)
-			ret = czfs_decode_cluster(dm, &s->ii, ci, pages, e);
-		else if (ret == -ENOENT)	/* behind the cursor */
-			ret = czfs_load_apart(dm, &s->ii, ci, e);
-		czfs_staging_put(dm, s->stg, &ref);
-	} else {
-		ret = czfs_decode_cluster(dm, &s->ii, ci, NULL, e);
-	}
-out:
-	atomic_fetch_add(&dm->st.loads_prefetch, 1);
-	if (ret)
-		atomic_fetch_add(&dm->st.load_errors, 1);
-	czfs_ccache_loaded(dm->cc, e, ret);
-	czfs_ccache_put(dm->cc, e);
-	return ret;
+	ret = czfs_load_refresh(dm, &s->ii, b, i);
+	l.err = ret < 0 ? ret : 0;
+	czfs_load_batch(dm, &s->ii, s->stg, b, &l, 1, CZFS_LOAD_BY_PREFETCH);
+	czfs_ccache_put(dm->cc, l.e);
+	return l.err;
 }
 
 static int run_batch(struct czfs_daemon *dm, struct czfs_stream *s,
 		     struct czfs_cluster_batch *b)
 {
-	int err = czfs_lookup_clusters(dm, &s->ii, b);
+	int err = czfs_load_lookup(dm, &s->ii, b);
 
 	for (unsigned i = 0; i < b->n && !err; i++)
 		err = load_one(dm, s, b, i);
@@ -308,17 +281,12 @@ void czfs_prefetch_stop(struct czfs_daemon *dm)
 	dm->pf = NULL;
 }
 
-bool czfs_stream_sequential(struct czfs_stream *s)
+struct czfs_staging *czfs_stream_staging(struct czfs_stream *s)
 {
 	bool seq;
 
 	pthread_mutex_lock(&s->lock);
 	seq = s->window != 0;
 	pthread_mutex_unlock(&s->lock);
-	return seq;
-}
-
-struct czfs_staging *czfs_stream_staging(struct czfs_stream *s)
-{
-	return s->stg;
+	return seq ? s->stg : NULL;
 }

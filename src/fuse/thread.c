@@ -6,6 +6,7 @@
 
 #include "compress.h"
 #include "daemon.h"
+#include "thread.h"
 
 static pthread_key_t thread_key;
 static pthread_once_t thread_once = PTHREAD_ONCE_INIT;
@@ -24,7 +25,7 @@ static void thread_key_init(void)
 	pthread_key_create(&thread_key, thread_free);
 }
 
-struct czfs_thread *czfs_thread_get(void)
+struct czfs_thread *czfs_fuse_thread(void)
 {
 	struct czfs_thread *t;
 

@@ -7,12 +7,15 @@
 
 #include "bdev.h"
 #include "ccache.h"
+#include "cluster.h"
 #include "compress.h"
 #include "daemon.h"
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
 #include "pagepool.h"
+#include "temp.h"
+#include "thread.h"
 #include "util.h"
 #include "writeback.h"
 
@@ -36,9 +39,10 @@ static uint64_t margin(struct czfs_daemon *dm)
 
 uint64_t czfs_space_free(struct czfs_daemon *dm)
 {
-	uint64_t max = dm->fs->smap.max_blocks, used = dm->fs->smap.used;
-	uint64_t taken = used + atomic_load(&dm->reserved_blocks) + margin(dm);
+	uint64_t max, used, taken;
 
+	czfs_smap_usage(&dm->fs->smap, &max, &used);
+	taken = used + atomic_load(&dm->reserved_blocks) + margin(dm);
 	return taken < max ? max - taken : 0;
 }
 
@@ -47,8 +51,9 @@ int czfs_space_reserve(struct czfs_daemon *dm, uint64_t blocks)
 	unsigned long long old = atomic_load(&dm->reserved_blocks);
 
 	do {
-		uint64_t max = dm->fs->smap.max_blocks, used = dm->fs->smap.used;
+		uint64_t max, used;
 
+		czfs_smap_usage(&dm->fs->smap, &max, &used);
 		if (used + old + blocks + margin(dm) > max)
 			return -ENOSPC;
 	} while (!atomic_compare_exchange_weak(&dm->reserved_blocks, &old,
@@ -151,7 +156,7 @@ static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
 	struct czfs_cluster_policy pol;
 	struct czfs_mapping rm, cm;
-	struct czfs_thread *t = czfs_thread_get();
+	struct czfs_thread *t = czfs_fuse_thread();
 	struct czfs_temp tp;
 	uint64_t blk;
 	int err;
@@ -322,6 +327,23 @@ out:
 	return err;
 }
 
+int czfs_writeback_attr(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	int err;
+
+	pthread_rwlock_wrlock(&dm->fs->lock);
+	err = czfs_fs_begin(dm->fs);
+	pthread_mutex_lock(&mi->lock);
+	if (!err)
+		err = czfs_inode_store(dm->fs, &mi->ii);
+	if (!err)
+		mi->ii_dirty = false;
+	pthread_mutex_unlock(&mi->lock);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	czfs_flusher_note_change(dm);
+	return err;
+}
+
 int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
 	int err;
@@ -340,7 +362,7 @@ static void wb_one(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 
 	err = czfs_writeback_inode(dm, mi);	/* nothing dirty: nothing done */
 	if (!err && mi->ii_dirty && !mi->unlinked)	/* attributes alone (atime) */
-		err = czfs_mi_store(dm, mi);
+		err = czfs_writeback_attr(dm, mi);
 	if (err && !*first)
 		*first = err;
 }
@@ -370,11 +392,9 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 	pthread_mutex_lock(&fl->commit_lock);
 	err = czfs_itable_each(dm, wb_one, &wb_err);
 	pthread_rwlock_wrlock(&dm->fs->lock);
-	if (clean && !wb_err)
-		dm->fs->cp.flags |= CZFS_CP_CLEAN_UMOUNT;
 	if (!err)
-		err = czfs_fs_commit(dm->fs);
-	dm->fs->cp.flags &= ~CZFS_CP_CLEAN_UMOUNT;
+		err = clean && !wb_err ? czfs_fs_commit_unmount(dm->fs) :
+		      czfs_fs_commit(dm->fs);
 	pthread_rwlock_unlock(&dm->fs->lock);
 	pthread_mutex_unlock(&fl->commit_lock);
 	return err ?: wb_err;

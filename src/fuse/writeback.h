@@ -19,6 +19,7 @@ struct czfs_daemon;
 struct czfs_minode;
 struct czfs_centry;
 
+/* Start the flusher thread (periodic checkpoints): 0 or -errno. */
 int czfs_flusher_start(struct czfs_daemon *dm);
 /* Stop the flusher after a last checkpoint (clean: mark it a clean unmount). */
 void czfs_flusher_stop(struct czfs_daemon *dm);
@@ -32,6 +33,12 @@ void czfs_flusher_kick(struct czfs_daemon *dm);
  * Returns 0 or -errno (-ENOSPC, -EIO); on error the clusters stay dirty.
  */
 int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi);
+
+/*
+ * Store mi's attributes in the tree now, in the running transaction (takes
+ * fs->lock), and note the change for the next checkpoint: 0 or -errno.
+ */
+int czfs_writeback_attr(struct czfs_daemon *dm, struct czfs_minode *mi);
 
 /*
  * A writer throttles itself, as balance_dirty_pages does: past 3/8 of the

@@ -43,27 +43,6 @@ void czfs_bdev_account(struct czfs_bdev *b, char op, size_t len)
 	}
 }
 
-static int file_read(struct czfs_bdev *bd, void *buf, size_t len, uint64_t off)
-{
-	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
-	size_t done = 0;
-
-	czfs_bdev_account(bd, 'r', len);
-	while (done < len) {
-		ssize_t n = pread(fb->fd, (char *)buf + done, len - done,
-				  (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;	/* past the end: truncated image */
-		done += (size_t)n;
-	}
-	return 0;
-}
-
 static int file_readv(struct czfs_bdev *bd, const struct iovec *iov, int cnt,
 		      uint64_t off)
 {
@@ -97,6 +76,13 @@ static int file_readv(struct czfs_bdev *bd, const struct iovec *iov, int cnt,
 		}
 	}
 	return 0;
+}
+
+static int file_read(struct czfs_bdev *bd, void *buf, size_t len, uint64_t off)
+{
+	struct iovec iov = { buf, len };
+
+	return file_readv(bd, &iov, 1, off);
 }
 
 static int file_write(struct czfs_bdev *bd, const void *buf, size_t len,

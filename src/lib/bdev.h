@@ -77,8 +77,14 @@ void czfs_bdev_mem_clear_log(struct czfs_bdev *b);
 /* Make the next nth read/write (1 = next) fail with err; 0 disarms. */
 void czfs_bdev_mem_fail_after(struct czfs_bdev *b, unsigned nth, int err);
 
-void czfs_bdev_close(struct czfs_bdev *b);	/* accepts NULL */
+/* Close the device and free it (accepts NULL); no flush of its own. */
+void czfs_bdev_close(struct czfs_bdev *b);
 
+/*
+ * The device's operations (struct czfs_bdev_ops says each one's returns).
+ * Safe from several threads at once on one device: each request is one
+ * positioned call, with no shared offset.
+ */
 static inline int czfs_bdev_read(struct czfs_bdev *b, void *buf, size_t len,
 				 uint64_t off)
 {

@@ -31,6 +31,7 @@ struct czfs_key {
 	uint64_t offset;		/* < 2^56 */
 };
 
+/* Order of keys: objectid, then type, then offset.  <0, 0 or >0. */
 static inline int czfs_key_cmp(const struct czfs_key *a, const struct czfs_key *b)
 {
 	if (a->objectid != b->objectid)
@@ -42,6 +43,7 @@ static inline int czfs_key_cmp(const struct czfs_key *a, const struct czfs_key *
 	return 0;
 }
 
+/* A key to and from its little-endian on-disk form (no checks). */
 void czfs_key_to_disk(const struct czfs_key *k, struct czfs_disk_key *dk);
 void czfs_key_from_disk(const struct czfs_disk_key *dk, struct czfs_key *k);
 
@@ -63,6 +65,7 @@ int czfs_node_check(const void *blk, uint64_t blkaddr, uint64_t want_gen,
 /* Compute and store the checksum of a node about to be written. */
 void czfs_node_seal(void *blk);
 
+/* Header fields and the key of item slot of a checked node block. */
 unsigned czfs_node_nritems(const void *blk);
 unsigned czfs_node_level(const void *blk);
 uint64_t czfs_node_generation(const void *blk);
@@ -154,6 +157,7 @@ int czfs_btree_next(struct czfs_btree *t, struct czfs_btree_path *path);
 void czfs_btree_item(const struct czfs_btree_path *path, struct czfs_key *key,
 		     const void **data, unsigned *size);
 
+/* Let go of the nodes a path holds (after any search, even a failed one). */
 void czfs_btree_path_release(struct czfs_btree *t, struct czfs_btree_path *path);
 
 /*

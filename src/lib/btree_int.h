@@ -48,6 +48,7 @@ void *czfs_leaf_resize(void *blk, unsigned slot, unsigned size);
 /* Append every item of src to dst (same level, room checked, keys larger). */
 void czfs_node_append(void *dst, const void *src);
 
+/* An internal node's pointer: built from its parts / read n from slot. */
 void czfs_node_make_ptr(struct czfs_node_ptr *p, const struct czfs_key *key,
 			uint64_t blkaddr, uint64_t gen);
 void czfs_node_read_ptrs(const void *blk, unsigned slot, unsigned n,
@@ -112,6 +113,14 @@ struct czfs_blkwriter {
 	uint64_t start;			/* address of buf's first block */
 };
 
+/*
+ * czfs_blkwriter_init: a writer of up to cap blocks per request (0 or
+ * -ENOMEM).  czfs_blkwriter_add: copy blk, bound for blkaddr; a block that
+ * does not follow the gathered ones, or a full buffer, writes them first.
+ * czfs_blkwriter_flush: write what is gathered.  Both return 0 or the
+ * write's error (the gathered blocks are dropped then).
+ * czfs_blkwriter_free: the buffer (no flush).  One thread per writer.
+ */
 int czfs_blkwriter_init(struct czfs_blkwriter *w, struct czfs_bdev *bdev,
 			unsigned cap);
 int czfs_blkwriter_add(struct czfs_blkwriter *w, uint64_t blkaddr,

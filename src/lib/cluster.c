@@ -385,26 +385,39 @@ static int decode_raw(const struct czfs_cluster_info *ci, const void *stored,
 	return err;
 }
 
-static int check_header(const struct czfs_cluster_info *ci,
-			const struct czfs_cluster_header *hdr, unsigned clen)
+void czfs_cluster_header_decode(const void *stored,
+				struct czfs_cluster_header_info *h)
 {
-	if (le32_to_cpu(hdr->magic) != CZFS_CLUSTER_MAGIC) {
-		cluster_err(ci, "bad header magic %08x", le32_to_cpu(hdr->magic));
+	struct czfs_cluster_header raw;
+
+	memcpy(&raw, stored, HDR_SIZE);
+	*h = (struct czfs_cluster_header_info){
+		.magic = le32_to_cpu(raw.magic),
+		.clen = le32_to_cpu(raw.clen),
+		.ulen = le32_to_cpu(raw.ulen),
+		.checksum = le32_to_cpu(raw.checksum),
+	};
+}
+
+static int check_header(const struct czfs_cluster_info *ci,
+			const struct czfs_cluster_header_info *h)
+{
+	if (h->magic != CZFS_CLUSTER_MAGIC) {
+		cluster_err(ci, "bad header magic %08x", h->magic);
 		return -EFSCORRUPTED;
 	}
-	if (le32_to_cpu(hdr->checksum) != ci->checksum) {
+	if (h->checksum != ci->checksum) {
 		cluster_err(ci, "header checksum %08x differs from the item's %08x",
-			    le32_to_cpu(hdr->checksum), ci->checksum);
+			    h->checksum, ci->checksum);
 		return -EFSCORRUPTED;
 	}
-	if (le32_to_cpu(hdr->ulen) != ci->ulen) {
-		cluster_err(ci, "header ulen %u differs from the item's",
-			    le32_to_cpu(hdr->ulen));
+	if (h->ulen != ci->ulen) {
+		cluster_err(ci, "header ulen %u differs from the item's", h->ulen);
 		return -EFSCORRUPTED;
 	}
-	if (DIV_ROUND_UP(HDR_SIZE + clen, CZFS_BLOCK_SIZE) != ci->nblocks) {
+	if (DIV_ROUND_UP(HDR_SIZE + h->clen, CZFS_BLOCK_SIZE) != ci->nblocks) {
 		cluster_err(ci, "header clen %u does not end in block %u",
-			    clen, ci->nblocks);
+			    h->clen, ci->nblocks);
 		return -EFSCORRUPTED;
 	}
 	return 0;
@@ -414,25 +427,23 @@ static int decode_compressed(struct czfs_codec *codec,
 			     const struct czfs_cluster_info *ci,
 			     const unsigned char *stored, void *dst)
 {
-	struct czfs_cluster_header hdr;
-	unsigned clen;
+	struct czfs_cluster_header_info h;
 	int err = check_nblocks(ci);
 
 	if (err)
 		return err;
-	memcpy(&hdr, stored, HDR_SIZE);
-	clen = le32_to_cpu(hdr.clen);
+	czfs_cluster_header_decode(stored, &h);
 	/* Bound clen before the crc reads the payload it names. */
-	if (clen > ci->nblocks * CZFS_BLOCK_SIZE - HDR_SIZE) {
+	if (h.clen > ci->nblocks * CZFS_BLOCK_SIZE - HDR_SIZE) {
 		cluster_err(ci, "header clen %u exceeds its %u blocks",
-			    clen, ci->nblocks);
+			    h.clen, ci->nblocks);
 		return -EFSCORRUPTED;
 	}
-	err = verify_crc(ci, stored + HDR_SIZE, clen);
+	err = verify_crc(ci, stored + HDR_SIZE, h.clen);
 	if (!err)
-		err = check_header(ci, &hdr, clen);
+		err = check_header(ci, &h);
 	if (!err)
-		err = expand(codec, ci, stored + HDR_SIZE, clen, dst);
+		err = expand(codec, ci, stored + HDR_SIZE, h.clen, dst);
 	return err;
 }
 

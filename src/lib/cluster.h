@@ -76,6 +76,23 @@ int czfs_cluster_encode(struct czfs_codec *codec,
 			const void *src, unsigned ulen, void *out,
 			struct czfs_cluster_info *ci, unsigned *out_len);
 
+/* The header of a compressed cluster (struct czfs_cluster_header), decoded. */
+struct czfs_cluster_header_info {
+	uint32_t magic;			/* CZFS_CLUSTER_MAGIC when intact */
+	uint32_t clen;			/* payload bytes */
+	uint32_t ulen;			/* decompressed bytes */
+	uint32_t checksum;		/* crc32c of the payload */
+};
+
+/*
+ * Decode the header at the start of a compressed cluster's stored bytes
+ * (at least sizeof(struct czfs_cluster_header) of them).  Checks nothing:
+ * czfs_cluster_decode validates it against the item; a caller that only
+ * shows it compares magic itself.
+ */
+void czfs_cluster_header_decode(const void *stored,
+				struct czfs_cluster_header_info *h);
+
 /*
  * Turn stored bytes back into data.  stored is the nblocks * 4 KiB read from
  * disk for extent kinds (ignored for inline kinds, which use

@@ -48,22 +48,14 @@ static void fill_checkpoint(struct czfs_fs *fs, struct czfs_cp_info *cp)
 int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat)
 {
 	struct czfs_sb_info sb = fs->sb;
-	void *blk;
 	int err;
 
 	if (!(incompat & ~fs->sb.feature_incompat))
 		return 0;
-	blk = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
-	if (!blk)
-		return -ENOMEM;
-	memset(blk, 0, CZFS_BLOCK_SIZE);
 	sb.feature_incompat |= incompat;
-	czfs_super_encode(&sb, blk);
-	err = czfs_bdev_write(fs->bdev, blk, CZFS_BLOCK_SIZE,
-			      (uint64_t)CZFS_SB_BLKADDR << CZFS_BLOCK_SHIFT);
+	err = czfs_super_write(fs->bdev, &sb);
 	if (!err)
 		fs->sb.feature_incompat = sb.feature_incompat;
-	free(blk);
 	return err;
 }
 
@@ -95,4 +87,21 @@ int czfs_fs_commit(struct czfs_fs *fs)
 	czfs_smap_committed(&fs->smap);
 	fs->cp = cp;
 	return 0;
+}
+
+int czfs_fs_commit_mount(struct czfs_fs *fs)
+{
+	fs->cp.mount_count++;
+	fs->cp.flags &= ~CZFS_CP_CLEAN_UMOUNT;
+	return czfs_fs_commit(fs);
+}
+
+int czfs_fs_commit_unmount(struct czfs_fs *fs)
+{
+	int err;
+
+	fs->cp.flags |= CZFS_CP_CLEAN_UMOUNT;
+	err = czfs_fs_commit(fs);
+	fs->cp.flags &= ~CZFS_CP_CLEAN_UMOUNT;
+	return err;
 }

@@ -42,59 +42,72 @@ static int find_record(const uint8_t *val, unsigned size, const char *name,
 	return ret < 0 ? ret : -ENOENT;
 }
 
+/* Where a name's record is: its item, the record's place in the value. */
+struct dentry_at {
+	struct czfs_key key;
+	unsigned size;			/* of the item value (0: no item) */
+	unsigned at, rec_len;		/* of name's record in it */
+	struct czfs_dirent de;
+};
+
+/* name's DENTRY item into val and its record: 0, -ENOENT or -errno. */
+static int name_record(struct czfs_fs *fs, uint64_t dir, const char *name,
+		       size_t len, uint8_t *val, struct dentry_at *d)
+{
+	int n;
+
+	if (len > CZFS_NAME_MAX)
+		return -ENAMETOOLONG;
+	n = dentry_item(fs, dir, name, len, &d->key, val);
+	if (n == -ENOENT)
+		n = 0;
+	if (n < 0)
+		return n;
+	d->size = (unsigned)n;
+	return find_record(val, d->size, name, len, &d->at, &d->rec_len, &d->de);
+}
+
 int czfs_dir_link(struct czfs_fs *fs, uint64_t dir, const char *name,
 		  size_t len, uint64_t ino, unsigned type)
 {
 	uint8_t val[CZFS_MAX_ITEM_SIZE];
-	struct czfs_dirent de;
-	struct czfs_key key;
-	unsigned at, rl;
-	int n, err;
+	struct dentry_at d;
+	unsigned n;
+	int err;
 
 	if (len > CZFS_NAME_MAX)
 		return -ENAMETOOLONG;
 	if (!len || memchr(name, '/', len) || memchr(name, 0, len))
 		return -EINVAL;
-	n = dentry_item(fs, dir, name, len, &key, val);
-	if (n == -ENOENT)
-		n = 0;
-	if (n < 0)
-		return n;
-	err = find_record(val, (unsigned)n, name, len, &at, &rl, &de);
+	err = name_record(fs, dir, name, len, val, &d);
 	if (!err)
 		return -EEXIST;
 	if (err != -ENOENT)
 		return err;
+	n = d.size;
 	if (n + sizeof(struct czfs_dentry) + len > CZFS_MAX_ITEM_SIZE)
 		return -ENOSPC;		/* names colliding by the hundred */
-	n += (int)czfs_dentry_encode(val + n, ino, type, name, (unsigned)len);
-	return czfs_btree_put(&fs->tree, &key, val, (unsigned)n);
+	n += czfs_dentry_encode(val + n, ino, type, name, (unsigned)len);
+	return czfs_btree_put(&fs->tree, &d.key, val, n);
 }
 
 int czfs_dir_unlink(struct czfs_fs *fs, uint64_t dir, const char *name,
 		    size_t len, uint64_t *ino, unsigned *type)
 {
 	uint8_t val[CZFS_MAX_ITEM_SIZE];
-	struct czfs_dirent de;
-	struct czfs_key key;
-	unsigned at, rl;
-	int n, err;
+	struct dentry_at d;
+	unsigned n;
+	int err = name_record(fs, dir, name, len, val, &d);
 
-	if (len > CZFS_NAME_MAX)
-		return -ENAMETOOLONG;
-	n = dentry_item(fs, dir, name, len, &key, val);
-	if (n < 0)
-		return n;
-	err = find_record(val, (unsigned)n, name, len, &at, &rl, &de);
 	if (err)
 		return err;
-	*ino = de.ino;
-	*type = de.type;
-	memmove(val + at, val + at + rl, (size_t)n - at - rl);
-	n -= (int)rl;
+	*ino = d.de.ino;
+	*type = d.de.type;
+	memmove(val + d.at, val + d.at + d.rec_len, d.size - d.at - d.rec_len);
+	n = d.size - d.rec_len;
 	if (!n)
-		return czfs_btree_delete(&fs->tree, &key);
-	return czfs_btree_put(&fs->tree, &key, val, (unsigned)n);
+		return czfs_btree_delete(&fs->tree, &d.key);
+	return czfs_btree_put(&fs->tree, &d.key, val, n);
 }
 
 static int first_entry(void *arg, const struct czfs_key *key, const void *val,

@@ -11,37 +11,70 @@
 #include "log.h"
 #include "util.h"
 
-int czfs_cluster_lookup(struct czfs_fs *fs, const struct czfs_inode_info *ii,
-			uint64_t idx, struct czfs_cluster_info *ci, void *inl)
+static int bad_item(const struct czfs_inode_info *ii, uint64_t idx)
 {
-	struct czfs_key key = { ii->ino, CZFS_ITEM_CLUSTER, idx };
-	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
-	int len, err;
+	czfs_err("inode %llu: bad cluster item %llu",
+		 (unsigned long long)ii->ino, (unsigned long long)idx);
+	return -EFSCORRUPTED;
+}
 
-	len = czfs_btree_lookup(&fs->tree, &key, val, sizeof(val));
-	if (len == -ENOENT) {
-		memset(ci, 0, sizeof(*ci));
-		ci->kind = CZFS_CLUSTER_HOLE;
-		return 0;
-	}
-	if (len < 0)
-		return len;
-	if ((unsigned)len > sizeof(val))
-		goto bad;
-	err = czfs_cluster_item_decode(val, (unsigned)len,
-				       czfs_inode_cluster_bytes(ii),
-				       fs->cp.max_blocks, ci);
-	if (err)
-		goto bad;
+/* The item of cluster idx (val, len bytes) into *ci, its inline payload
+ * copied to inl: 0 or -EFSCORRUPTED, named in the log. */
+static int item_take(const struct czfs_fs *fs, const struct czfs_inode_info *ii,
+		     uint64_t idx, const void *val, unsigned len,
+		     struct czfs_cluster_info *ci, void *inl)
+{
+	if (czfs_cluster_item_decode(val, len, czfs_inode_cluster_bytes(ii),
+				     fs->cp.max_blocks, ci))
+		return bad_item(ii, idx);
 	if (ci->inline_len) {
 		memcpy(inl, ci->inline_data, ci->inline_len);
 		ci->inline_data = inl;
 	}
 	return 0;
-bad:
-	czfs_err("inode %llu: bad cluster item %llu",
-		 (unsigned long long)ii->ino, (unsigned long long)idx);
-	return -EFSCORRUPTED;
+}
+
+struct range {
+	struct czfs_fs *fs;
+	const struct czfs_inode_info *ii;
+	uint64_t first;
+	struct czfs_cluster_info *ci;
+	uint8_t *inl;
+};
+
+static int range_item(void *arg, const struct czfs_key *key, const void *val,
+		      unsigned size)
+{
+	struct range *r = arg;
+	unsigned i = (unsigned)(key->offset - r->first);
+
+	return item_take(r->fs, r->ii, key->offset, val, size, &r->ci[i],
+			 r->inl + (size_t)i * CZFS_INLINE_MAX);
+}
+
+int czfs_cluster_lookup(struct czfs_fs *fs, const struct czfs_inode_info *ii,
+			uint64_t first, unsigned n, struct czfs_cluster_info *ci,
+			void *inl)
+{
+	struct czfs_key lo = { ii->ino, CZFS_ITEM_CLUSTER, first };
+	struct czfs_key hi = { ii->ino, CZFS_ITEM_CLUSTER, first + n - 1 };
+	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
+	struct range r = { fs, ii, first, ci, inl };
+	int len;
+
+	memset(ci, 0, sizeof(*ci) * n);		/* CZFS_CLUSTER_HOLE */
+	if (n > 1) {		/* one walk of the tree for the range */
+		len = czfs_btree_iterate(&fs->tree, &lo, &hi, range_item, &r);
+		return len < 0 ? len : 0;
+	}
+	len = czfs_btree_lookup(&fs->tree, &lo, val, sizeof(val));
+	if (len == -ENOENT)
+		return 0;
+	if (len < 0)
+		return len;
+	if ((unsigned)len > sizeof(val))	/* more than val could hold */
+		return bad_item(ii, first);
+	return item_take(fs, ii, first, val, (unsigned)len, ci, inl);
 }
 
 int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
@@ -101,7 +134,7 @@ long czfs_file_pread(struct czfs_fs *fs, struct czfs_codec *codec,
 		size_t n = MIN(len - done, start + clen - pos);
 
 		pthread_rwlock_rdlock(&fs->lock);
-		ret = czfs_cluster_lookup(fs, ii, idx, &ci, inl);
+		ret = czfs_cluster_lookup(fs, ii, idx, 1, &ci, inl);
 		pthread_rwlock_unlock(&fs->lock);
 		if (!ret)
 			ret = czfs_cluster_read(fs, codec, &ci, scratch, data, clen);

@@ -16,28 +16,19 @@
 static int fs_read_super(struct czfs_fs *fs)
 {
 	bool ro_only = false;
-	void *blk;
 	int err;
 
-	if (posix_memalign(&blk, CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE))
-		return -ENOMEM;
 	if (fs->bdev->size < CZFS_BLOCK_SIZE * CZFS_FIRST_DATA_BLKADDR) {
 		czfs_err("image too small (%llu bytes) to be a czfs image",
 			 (unsigned long long)fs->bdev->size);
-		err = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
-	err = czfs_bdev_read(fs->bdev, blk, CZFS_BLOCK_SIZE, 0);
-	if (err)
-		goto out;
-	err = czfs_super_decode(blk, &fs->sb, &ro_only);
+	err = czfs_super_read(fs->bdev, &fs->sb, &ro_only);
 	if (!err && ro_only && !fs->rdonly) {
 		czfs_err("image has read-only compatible features this version "
 			 "does not know: open it read-only");
 		err = -EROFS;
 	}
-out:
-	free(blk);
 	return err;
 }
 

@@ -59,7 +59,11 @@ int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
 int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,
 		      struct czfs_fs **out);
 
-void czfs_fs_close(struct czfs_fs *fs);		/* accepts NULL */
+/*
+ * Close an image (accepts NULL): what is not committed is dropped, the
+ * image keeps its last checkpoint.  No other thread may use fs then.
+ */
+void czfs_fs_close(struct czfs_fs *fs);
 
 /* ---- transactions (commit.c) ------------------------------------------- */
 
@@ -84,6 +88,16 @@ int czfs_fs_begin(struct czfs_fs *fs);
 int czfs_fs_commit(struct czfs_fs *fs);
 
 /*
+ * Commits that mark the checkpoint, with czfs_fs_commit's returns and
+ * lock.  czfs_fs_commit_mount: the first commit of a writable mount: one
+ * more mount counted, and the image no longer marked cleanly unmounted.
+ * czfs_fs_commit_unmount: the last one, marked a clean unmount (the mark
+ * is for that checkpoint only: fs->cp keeps it clear).
+ */
+int czfs_fs_commit_mount(struct czfs_fs *fs);
+int czfs_fs_commit_unmount(struct czfs_fs *fs);
+
+/*
  * Announce incompat feature bits in the superblock (rewritten in place,
  * block 0) before a commit names what needs them: the commit's first flush
  * orders it.  A no-op when the bits are there.  Writable fs, fs->lock held
@@ -94,13 +108,17 @@ int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat);
 /* ---- file data (fileread.c) -------------------------------------------- */
 
 /*
- * Find cluster idx of inode ii.  Returns 0 with *ci (kind HOLE when there
- * is no item); inline payloads are copied into inl (CZFS_INLINE_MAX bytes)
- * and ci->inline_data points there.  -EFSCORRUPTED, -EIO.
+ * Find clusters [first, first + n) of inode ii (n >= 1), with one walk of
+ * the tree.  Returns 0 with ci[0..n) (kind HOLE where there is no item);
+ * inline payloads are copied into inl, CZFS_INLINE_MAX bytes per cluster
+ * (n * CZFS_INLINE_MAX in all), and ci[i].inline_data points there.
+ * -EFSCORRUPTED (a bad item, named in the log), -EIO.  Both the daemon
+ * and czfs_file_pread find clusters through it.
  * Caller holds fs->lock shared.
  */
 int czfs_cluster_lookup(struct czfs_fs *fs, const struct czfs_inode_info *ii,
-			uint64_t idx, struct czfs_cluster_info *ci, void *inl);
+			uint64_t first, unsigned n, struct czfs_cluster_info *ci,
+			void *inl);
 
 /*
  * Read and decode a cluster found by czfs_cluster_lookup into dst

@@ -41,6 +41,7 @@ void czfs_inode_encode(const struct czfs_inode_info *ii, struct czfs_inode *di);
 int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
 		    struct czfs_inode_info *ii);
 
+/* Fill st as stat(2) shows ii (st_blocks in 512-byte units). */
 void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st);
 
 /* "regular file", "directory", ... for messages; "unknown" if none. */
@@ -50,6 +51,8 @@ const char *czfs_inode_type_name(uint32_t mode);
  * Changes, inside a transaction (czfs_fs_begin; fs->lock held exclusive).
  *
  * czfs_inode_store: write ii as the INODE item of ii->ino.
+ * czfs_inode_insert: the same for a new inode whose number the caller
+ *   chose (fsck's lost+found): -EEXIST when an item has that number.
  * czfs_inode_create: give ii the next inode number and generation, store
  *   it, count it; -ENOSPC when numbers ran out.
  * czfs_inode_destroy: delete every item of ino and free the blocks they
@@ -64,6 +67,7 @@ const char *czfs_inode_type_name(uint32_t mode);
 struct czfs_fs;
 struct czfs_key;
 int czfs_inode_store(struct czfs_fs *fs, const struct czfs_inode_info *ii);
+int czfs_inode_insert(struct czfs_fs *fs, const struct czfs_inode_info *ii);
 int czfs_inode_create(struct czfs_fs *fs, struct czfs_inode_info *ii);
 int czfs_inode_destroy(struct czfs_fs *fs, uint64_t ino);
 int czfs_orphan_add(struct czfs_fs *fs, uint64_t ino);

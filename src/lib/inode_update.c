@@ -12,13 +12,26 @@
 #include "util.h"
 #include "xattr.h"
 
-int czfs_inode_store(struct czfs_fs *fs, const struct czfs_inode_info *ii)
+/* Write ii as the INODE item of ii->ino through op (put or insert). */
+static int inode_write(struct czfs_fs *fs, const struct czfs_inode_info *ii,
+		       int (*op)(struct czfs_btree *t, const struct czfs_key *key,
+				 const void *data, unsigned size))
 {
 	struct czfs_key key = { ii->ino, CZFS_ITEM_INODE, 0 };
 	struct czfs_inode di;
 
 	czfs_inode_encode(ii, &di);
-	return czfs_btree_put(&fs->tree, &key, &di, sizeof(di));
+	return op(&fs->tree, &key, &di, sizeof(di));
+}
+
+int czfs_inode_store(struct czfs_fs *fs, const struct czfs_inode_info *ii)
+{
+	return inode_write(fs, ii, czfs_btree_put);
+}
+
+int czfs_inode_insert(struct czfs_fs *fs, const struct czfs_inode_info *ii)
+{
+	return inode_write(fs, ii, czfs_btree_insert);
 }
 
 int czfs_inode_create(struct czfs_fs *fs, struct czfs_inode_info *ii)

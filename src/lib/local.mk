@@ -25,10 +25,6 @@ src_lib_libczfs_a_SOURCES += \
 	src/lib/cluster_update.c src/lib/xattr_update.c \
 	src/lib/fileread.c
 
-# Daemon-side caches (used by czfs-fuse, tested on their own).
+# Batched reads of the image's data blocks (the daemon's read path).
 src_lib_libczfs_a_SOURCES += \
-	src/lib/pagepool.c src/lib/pagepool.h \
-	src/lib/ccache.c src/lib/ccache.h \
-	src/lib/window.c src/lib/window.h \
-	src/lib/latency.c src/lib/latency.h \
 	src/lib/iobatch.c src/lib/iobatch.h

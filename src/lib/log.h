@@ -24,6 +24,11 @@ void czfs_log_set_sink(czfs_log_fn fn, enum czfs_log_level max);
 /* A sink that writes "czfs: <msg>" lines to stderr. */
 void czfs_log_stderr(enum czfs_log_level level, const char *msg);
 
+/*
+ * Format a message (cut at 511 bytes) and hand it to the sink, unless its
+ * level is above the sink's max.  Safe from any thread once the sink is
+ * installed; it never exits.
+ */
 void czfs_log(enum czfs_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

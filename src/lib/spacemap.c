@@ -363,3 +363,24 @@ void czfs_smap_committed(struct czfs_smap *sm)
 	}
 	pthread_mutex_unlock(&sm->lock);
 }
+
+void czfs_smap_usage(struct czfs_smap *sm, uint64_t *max_blocks, uint64_t *used)
+{
+	pthread_mutex_lock(&sm->lock);
+	*max_blocks = sm->max_blocks;
+	*used = sm->used;
+	pthread_mutex_unlock(&sm->lock);
+}
+
+uint64_t czfs_smap_disk_blocks(struct czfs_smap *sm)
+{
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&sm->lock);
+	for (uint64_t j = 0; j < sm->nr_index; j++)
+		n += !!sm->index_addr[j];
+	for (uint64_t k = 0; k < sm->nr_bitmaps; k++)
+		n += !!sm->bitmap_addr[k];
+	pthread_mutex_unlock(&sm->lock);
+	return n;
+}

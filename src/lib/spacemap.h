@@ -54,7 +54,16 @@ int czfs_smap_init(struct czfs_smap *sm, uint64_t max_blocks);
 int czfs_smap_load(struct czfs_smap *sm, struct czfs_bdev *bdev,
 		   const struct czfs_cp_info *cp);
 
-void czfs_smap_destroy(struct czfs_smap *sm);	/* accepts a zeroed map */
+/* Free the map's memory (accepts a zeroed map); nothing is written. */
+void czfs_smap_destroy(struct czfs_smap *sm);
+
+/*
+ * As czfs_smap_load, every check but one: the used count is the map's own,
+ * returned in *used, not held against cp->used_blocks (fsck's diagnosis of
+ * a checkpoint whose count is wrong).
+ */
+int czfs_smap_load_recount(struct czfs_smap *sm, struct czfs_bdev *bdev,
+			   const struct czfs_cp_info *cp, uint64_t *used);
 
 /*
  * Allocate n (1..CZFS_MAX_CLUSTER_BLOCKS or more) contiguous blocks, next
@@ -68,6 +77,12 @@ void czfs_smap_free(struct czfs_smap *sm, uint64_t blkaddr, uint64_t n);
 
 /* Mark [blkaddr, blkaddr + n) used; -EEXIST if any was used already. */
 int czfs_smap_set_used(struct czfs_smap *sm, uint64_t blkaddr, uint64_t n);
+
+/* The blocks the map tracks and those in use now (cur), read together. */
+void czfs_smap_usage(struct czfs_smap *sm, uint64_t *max_blocks, uint64_t *used);
+
+/* Blocks the persisted map itself occupies (index and bitmap blocks). */
+uint64_t czfs_smap_disk_blocks(struct czfs_smap *sm);
 
 /* True if blkaddr is used in cur. */
 bool czfs_smap_test(struct czfs_smap *sm, uint64_t blkaddr);

@@ -416,8 +416,10 @@ static int check_own_block(const struct czfs_smap *sm, uint64_t addr)
 	return -EFSCORRUPTED;
 }
 
-/* The loaded bits agree with the checkpoint and protect the fixed blocks. */
-static int load_check(struct czfs_smap *sm, const struct czfs_cp_info *cp)
+/* The loaded bits agree with the checkpoint (its used count too, unless
+ * recount) and protect the fixed blocks. */
+static int load_check(struct czfs_smap *sm, const struct czfs_cp_info *cp,
+		      bool recount)
 {
 	uint64_t end = sm->nr_bitmaps * SMAP_BITS;
 
@@ -427,7 +429,7 @@ static int load_check(struct czfs_smap *sm, const struct czfs_cp_info *cp)
 		return -EFSCORRUPTED;
 	}
 	load_count(sm);
-	if (sm->used != cp->used_blocks) {
+	if (!recount && sm->used != cp->used_blocks) {
 		czfs_err("space map: %" PRIu64 " blocks used, checkpoint says %"
 			 PRIu64, sm->used, cp->used_blocks);
 		return -EFSCORRUPTED;
@@ -451,8 +453,8 @@ static int load_check(struct czfs_smap *sm, const struct czfs_cp_info *cp)
 	return 0;
 }
 
-int czfs_smap_load(struct czfs_smap *sm, struct czfs_bdev *bdev,
-		   const struct czfs_cp_info *cp)
+static int smap_load(struct czfs_smap *sm, struct czfs_bdev *bdev,
+		     const struct czfs_cp_info *cp, bool recount)
 {
 	unsigned nr = czfs_smap_index_count(cp->max_blocks);
 	void *buf = NULL;
@@ -473,9 +475,24 @@ int czfs_smap_load(struct czfs_smap *sm, struct czfs_bdev *bdev,
 	if (!err)
 		err = load_bitmaps(sm, bdev, buf);
 	if (!err)
-		err = load_check(sm, cp);
+		err = load_check(sm, cp, recount);
 	free(buf);
 	if (err)
 		czfs_smap_destroy(sm);
+	return err;
+}
+
+int czfs_smap_load(struct czfs_smap *sm, struct czfs_bdev *bdev,
+		   const struct czfs_cp_info *cp)
+{
+	return smap_load(sm, bdev, cp, false);
+}
+
+int czfs_smap_load_recount(struct czfs_smap *sm, struct czfs_bdev *bdev,
+			   const struct czfs_cp_info *cp, uint64_t *used)
+{
+	int err = smap_load(sm, bdev, cp, true);
+
+	*used = err ? 0 : sm->used;
 	return err;
 }

@@ -3,7 +3,9 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 
+#include "bdev.h"
 #include "compress.h"
 #include "crc32c.h"
 #include "log.h"
@@ -177,6 +179,36 @@ void czfs_super_encode(const struct czfs_sb_info *sb, void *blk)
 	memcpy(raw.label, sb->label, strnlen(sb->label, sizeof(raw.label)));
 	raw.checksum = cpu_to_le32(super_csum(&raw));
 	memcpy(blk, &raw, sizeof(raw));
+}
+
+int czfs_super_read(struct czfs_bdev *bdev, struct czfs_sb_info *sb,
+		    bool *ro_only)
+{
+	void *blk = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
+	int err = blk ? 0 : -ENOMEM;
+
+	if (!err)
+		err = czfs_bdev_read(bdev, blk, CZFS_BLOCK_SIZE,
+				     (uint64_t)CZFS_SB_BLKADDR << CZFS_BLOCK_SHIFT);
+	if (!err)
+		err = czfs_super_decode(blk, sb, ro_only);
+	free(blk);
+	return err;
+}
+
+int czfs_super_write(struct czfs_bdev *bdev, const struct czfs_sb_info *sb)
+{
+	void *blk = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
+	int err;
+
+	if (!blk)
+		return -ENOMEM;
+	memset(blk, 0, CZFS_BLOCK_SIZE);
+	czfs_super_encode(sb, blk);
+	err = czfs_bdev_write(bdev, blk, CZFS_BLOCK_SIZE,
+			      (uint64_t)CZFS_SB_BLKADDR << CZFS_BLOCK_SHIFT);
+	free(blk);
+	return err;
 }
 
 uint32_t czfs_alg_feature(unsigned alg)

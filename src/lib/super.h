@@ -40,6 +40,20 @@ int czfs_super_decode(const void *blk, struct czfs_sb_info *sb, bool *ro_only);
 /* Encode into blk (a zeroed CZFS_BLOCK_SIZE buffer), checksum included. */
 void czfs_super_encode(const struct czfs_sb_info *sb, void *blk);
 
+/*
+ * Read block CZFS_SB_BLKADDR of bdev and decode it (czfs_super_decode: its
+ * errors), or an I/O error, or -ENOMEM.
+ */
+int czfs_super_read(struct czfs_bdev *bdev, struct czfs_sb_info *sb,
+		    bool *ro_only);
+
+/*
+ * Encode sb and write it in place, at block CZFS_SB_BLKADDR.  The caller
+ * orders it (flush what it names first, flush after for durability).
+ * Returns 0, an I/O error or -ENOMEM.
+ */
+int czfs_super_write(struct czfs_bdev *bdev, const struct czfs_sb_info *sb);
+
 /* Fill defaults for a new image (version, cp addresses, cluster_shift 4). */
 void czfs_super_init(struct czfs_sb_info *sb);
 

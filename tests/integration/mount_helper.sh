@@ -19,7 +19,7 @@ FSCK="$top_builddir/fsck/fsck.czfs"
 export CZFS_FUSE="$FUSE"	# mount.czfs runs this one, not an installed one
 
 note "helpers over $(realpath /sbin), a private utab"
-mkdir -p "$T/sbin" "$T/mnt" "$T/mnt2"
+mkdir -p "$T/sbin" "$T/mnt" "$T/mnt2" "$T/mnt3"
 for h in mount.czfs mount.fuse.czfs umount.fuse.czfs; do
 	cp -P "$top_builddir/mount/$h" "$T/sbin/$h"
 done
@@ -27,7 +27,7 @@ sbin=$(realpath /sbin)
 mount -t overlay czfs-helpers -o "lowerdir=$T/sbin:$sbin" "$sbin"
 mkdir -p /run/mount
 mount -t tmpfs czfs-utab /run/mount
-EXTRA_MOUNTS+=("$T/mnt" "$T/mnt2")
+EXTRA_MOUNTS+=("$T/mnt" "$T/mnt2" "$T/mnt3")
 
 daemons() {	# the czfs-fuse processes serving IMAGE
 	pgrep -f "czfs-fuse $1 " || true
@@ -85,6 +85,32 @@ mount -t czfs -o ro "$T/img" "$T/mnt" || fail "mount -t czfs -o ro"
 grep -q "started read-only" "$T/err" || fail "message: $(cat "$T/err")"
 grep -q " $T/mnt ro,.* - fuse.czfs " /proc/self/mountinfo || fail "mount changed"
 cmp "$T/src/text" "$T/mnt/text" || fail "ro mount broken by the refused remount"
+umount "$T/mnt"
+
+note "dev and suid as mount(8) means them for root: on unless nodev, nosuid"
+mount_opts() { awk -v m="$T/mnt" '$5 == m {print $6}' /proc/self/mountinfo; }
+mount -t czfs -o dev,suid "$T/img" "$T/mnt" || fail "mount -o dev,suid"
+! grep -q -e nodev -e nosuid <<<"$(mount_opts)" || fail "dev,suid not applied: $(mount_opts)"
+mknod "$T/mnt/null" c 1 3
+echo x >"$T/mnt/null" || fail "a device node on a dev mount"
+umount "$T/mnt"
+mount -t czfs "$T/img" "$T/mnt"
+! grep -q -e nodev -e nosuid <<<"$(mount_opts)" || fail "root's default mount: $(mount_opts)"
+umount "$T/mnt"
+mount -t czfs -o nodev,nosuid "$T/img" "$T/mnt"
+[ "$(grep -o -e nodev -e nosuid <<<"$(mount_opts)" | sort | tr '\n' ' ')" = "nodev nosuid " ] ||
+	fail "nodev,nosuid not applied: $(mount_opts)"
+! sh -c "echo x >'$T/mnt/null'" 2>/dev/null || fail "a device node worked on a nodev mount"
+
+note "two mounts of one image: a second one is refused while the first is writable"
+! "$FUSE" "$T/img" "$T/mnt2" -f 2>"$T/err" || fail "a second mount of a mounted image"
+grep -q "image is in use: mounted on $T/mnt" "$T/err" || fail "second mount: $(cat "$T/err")"
+umount "$T/mnt"
+mount -t czfs -o ro "$T/img" "$T/mnt" && mount -t czfs -o ro "$T/img" "$T/mnt2" ||
+	fail "two read-only mounts of one image"
+cmp "$T/mnt/text" "$T/mnt2/text" || fail "two read-only mounts read alike"
+! "$FUSE" "$T/img" "$T/mnt3" -f 2>"$T/err" || fail "a writable mount beside read-only ones"
+umount "$T/mnt2"
 umount "$T/mnt"
 
 note "20 rounds: write 50 MiB, umount, then at once mount / fsck / copy"

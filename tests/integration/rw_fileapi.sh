@@ -75,6 +75,28 @@ touch "$M/sg/chmod"; chown 1000:2000 "$M/sg/chmod"; chmod 2777 "$M/sg/chmod"
 as_user chmod 2775 "$M/sg/chmod"
 [ "$(stat -c %a "$M/sg/chmod")" = 775 ] || fail "chmod by a non-member kept setgid"
 
+note "$RW_TARGET: fallocate and hole punch drop setuid/setgid as a write does"
+# mode before | group of the file | mode after (the caller is uid/gid 1000)
+while read -r before g after; do
+	for op in "fallocate -l 16384" "fallocate -p -o 0 -l 4096"; do
+		p="$M/sg/falloc.$before.$g"
+		rm -f "$p"
+		head -c 8192 /dev/zero | tr '\0' x >"$p"
+		chown "1000:$g" "$p"
+		chmod "$before" "$p"
+		# shellcheck disable=SC2086 # op is words
+		as_user $op "$p" || fail "$op on $p"
+		[ "$(stat -c %a "$p")" = "$after" ] ||
+			fail "$op: mode $before (group $g) became $(stat -c %a "$p"), not $after"
+	done
+done <<'EOT'
+2666 2000 666
+2666 1000 2666
+2676 1000 676
+4766 1000 766
+6766 2000 766
+EOT
+
 note "$RW_TARGET: overlayfs with an upper and a lower layer on it"
 mkdir -p "$T/lsrc/d" "$M/ov/upper" "$M/ov/work" "$T/merged"
 echo lower >"$T/lsrc/keep"
@@ -180,6 +202,19 @@ rm "$M/h/doomed"
 sync
 echo 2 >/proc/sys/vm/drop_caches
 python3 "$T/handles.py" gone "$M" "$T/handles" || fail "handle of a deleted file"
+
+if [ "$RW_TARGET" = czfs ]; then
+	note "czfs: O_TMPFILE is refused with EOPNOTSUPP (libfuse 3.14 has no tmpfile)"
+	python3 - "$M" <<'PY' || fail "O_TMPFILE"
+import errno, os, sys
+try:
+    os.close(os.open(sys.argv[1], os.O_TMPFILE | os.O_RDWR, 0o600))
+    sys.exit("O_TMPFILE worked: the manual and this test say it cannot")
+except OSError as e:
+    if e.errno != errno.EOPNOTSUPP:
+        sys.exit("O_TMPFILE: %s, not EOPNOTSUPP" % e)
+PY
+fi
 
 rw_umount
 [ "$RW_TARGET" != czfs ] || czfs_umount "$T/lower"

@@ -190,11 +190,11 @@ START_TEST(cluster_items_replace_and_truncate)
 	ck_assert_int_eq(czfs_clusters_drop(fs, 5, 7, &delta), 0);
 	ck_assert_int_eq(delta, 24);
 	commit_and_reopen();
-	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 3, &got, inl), 0);
+	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 3, 1, &got, inl), 0);
 	ck_assert_uint_eq(got.blkaddr, blk);
-	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 4, &got, inl), 0);
+	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 4, 1, &got, inl), 0);
 	ck_assert_uint_eq(got.kind, CZFS_CLUSTER_HOLE);
-	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 8, &got, inl), 0);
+	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 8, 1, &got, inl), 0);
 	ck_assert_uint_eq(got.kind, CZFS_CLUSTER_HOLE);
 }
 END_TEST

@@ -36,6 +36,14 @@ BTREE_TESTLIB = tests/unit/btree_testlib.c tests/unit/btree_testlib.h
 tests_unit_check_btree_SOURCES = tests/unit/check_btree.c $(BTREE_TESTLIB)
 tests_unit_check_btree_cow_SOURCES = tests/unit/check_btree_cow.c $(BTREE_TESTLIB)
 
+# The memory runtime's modules (src/cache) link its library too.
+tests_unit_check_pagepool_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)
+tests_unit_check_pagepool_LDADD = $(CZFS_CACHE_LIBS) $(CHECK_LIBS)
+tests_unit_check_ccache_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)
+tests_unit_check_ccache_LDADD = $(CZFS_CACHE_LIBS) $(CHECK_LIBS)
+tests_unit_check_window_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)
+tests_unit_check_window_LDADD = $(CZFS_CACHE_LIBS) $(CHECK_LIBS)
+
 SMAP_TESTLIB = tests/unit/smap_testlib.c tests/unit/smap_testlib.h
 tests_unit_check_spacemap_SOURCES = tests/unit/check_spacemap.c $(SMAP_TESTLIB)
 tests_unit_check_spacemap_io_SOURCES = tests/unit/check_spacemap_io.c $(SMAP_TESTLIB)

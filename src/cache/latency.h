@@ -16,6 +16,7 @@ struct czfs_latency {
 	atomic_ullong bucket[CZFS_LAT_BUCKETS];
 };
 
+/* Record one duration (lock-free: any thread). */
 void czfs_latency_add(struct czfs_latency *l, uint64_t ns);
 
 /* Average, 99th percentile (upper bound of its bucket) and maximum. */

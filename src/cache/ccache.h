@@ -99,6 +99,8 @@ int czfs_ccache_fill_hole(struct czfs_ccache *cc, struct czfs_centry *e,
 /* The loader is done: err == 0 makes the entry READY, else drops it. */
 void czfs_ccache_loaded(struct czfs_ccache *cc, struct czfs_centry *e, int err);
 
+/* Drop a reference from czfs_ccache_get (the last one of an entry that
+ * was dropped frees it; a READY one goes on the LRU list). */
 void czfs_ccache_put(struct czfs_ccache *cc, struct czfs_centry *e);
 
 /* How long czfs_ccache_alloc_run waits for pages to come back. */
@@ -132,6 +134,7 @@ void czfs_ccache_invalidate_range(struct czfs_ccache *cc, uint64_t ino,
 /* Evict unreferenced entries until n pages were freed (or none is left). */
 unsigned czfs_ccache_shrink(struct czfs_ccache *cc, unsigned n);
 
+/* A snapshot of the counters (each read atomically, not all at once). */
 void czfs_ccache_get_stats(struct czfs_ccache *cc, struct czfs_ccache_stats *st);
 
 #endif /* CZFS_CCACHE_H */

@@ -83,6 +83,7 @@ void czfs_pool_trim(struct czfs_pool *pool);
  */
 void czfs_pool_punch(struct czfs_pool *pool, uint32_t page, unsigned order);
 
+/* A snapshot of the counters (each read atomically, not all at once). */
 void czfs_pool_get_stats(struct czfs_pool *pool, struct czfs_pool_stats *st);
 
 /*

@@ -77,6 +77,7 @@ struct czfs_mapping {
 	const uint32_t *pages;
 };
 
+/* A window cache over pool, as opts says (0: defaults): 0 or -errno. */
 int czfs_wincache_create(struct czfs_pool *pool,
 			 const struct czfs_wincache_opts *opts,
 			 struct czfs_wincache **out);
@@ -92,6 +93,7 @@ int czfs_win_map(struct czfs_wincache *wc, const uint32_t *pages, unsigned n,
 		 bool for_write, struct czfs_mapping *m);
 void czfs_win_unmap(struct czfs_wincache *wc, struct czfs_mapping *m);
 
+/* The live counters (atomics: read them with atomic_load). */
 const struct czfs_window_stats *czfs_win_stats(struct czfs_wincache *wc);
 
 /* Parse "vmap" / "vm_map_ram": 0 or -EINVAL. */

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The loader (load.h): items from the library, stored blocks from the
+ * staging or read together into temp pages, decoded through the window
+ * cache into the cluster cache.  A raw cluster is read straight into its
+ * rpages and checked in place.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "ccache.h"
+#include "cluster.h"
+#include "daemon.h"
+#include "fs.h"
+#include "inode.h"
+#include "iobatch.h"
+#include "load.h"
+#include "log.h"
+#include "pagepool.h"
+#include "staging.h"
+#include "thread.h"
+#include "util.h"
+#include "window.h"
+
+static void run_pages(uint32_t first, unsigned n, uint32_t *pages)
+{
+	for (unsigned i = 0; i < n; i++)
+		pages[i] = first + i;
+}
+
+/* Map cbuf (when there are cpages) and rbuf, decode, unmap. */
+static int decode_mapped(struct czfs_daemon *dm, struct czfs_thread *t,
+			 const struct czfs_cluster_info *ci,
+			 const uint32_t *cpages, const uint32_t *rpages,
+			 unsigned rn, unsigned len)
+{
+	struct czfs_mapping cm = { 0 }, rm;
+	uint64_t t0 = czfs_now_ns();
+	const void *cbuf = NULL;
+	int err;
+
+	err = czfs_win_map(dm->wc, rpages, rn, true, &rm);
+	if (err)
+		return err;
+	if (cpages && cpages != rpages) {
+		err = czfs_win_map(dm->wc, cpages, ci->nblocks, false, &cm);
+		if (err)
+			goto out_rbuf;
+		cbuf = cm.addr;
+	} else if (cpages) {
+		cbuf = rm.addr;		/* a raw cluster checked in place */
+	}
+	err = czfs_cluster_decode(t->codec, ci, cbuf, rm.addr, len);
+	if (cm.addr)
+		czfs_win_unmap(dm->wc, &cm);
+	if (ci->kind == CZFS_CLUSTER_COMPRESSED ||
+	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED) {
+		atomic_fetch_add(&dm->st.decomp_ns, czfs_now_ns() - t0);
+		atomic_fetch_add(&dm->st.decomp_bytes, ci->ulen);
+	}
+out_rbuf:
+	czfs_win_unmap(dm->wc, &rm);
+	return err;
+}
+
+/*
+ * Decode cluster ci into the LOADING entry e (pages allocated here).
+ * cpages: the n = ci->nblocks pool pages holding the stored blocks (extent
+ * kinds; NULL for holes and inline).  Maps both buffers through the window
+ * cache.  Returns 0 or -errno.
+ */
+static int decode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		  const struct czfs_cluster_info *ci, const uint32_t *cpages,
+		  struct czfs_centry *e)
+{
+	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
+	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
+	unsigned rn = 1u << ii->cluster_shift;
+	struct czfs_thread *t;
+	int err;
+
+	/*
+	 * A stored cluster holds ci->ulen bytes, whatever size the caller's
+	 * (possibly older) copy of the inode gives: a shorter length would
+	 * let a later write zero what lies between.  A hole has no pages.
+	 */
+	if (ci->kind == CZFS_CLUSTER_HOLE) {
+		e->len = (uint32_t)MIN(cbytes, ii->size - e->idx * cbytes);
+		return 0;
+	}
+	e->len = ci->ulen;
+	t = czfs_fuse_thread();
+	if (!t)
+		return -ENOMEM;
+	if (e->page == CZFS_NO_PAGE) {
+		err = czfs_ccache_alloc_run(dm->cc, e, ii->cluster_shift);
+		if (err) {
+			czfs_err("page pool exhausted: raise cache_size");
+			return err;
+		}
+	}
+	run_pages(e->page, rn, rpages);
+	if (cpages && cpages[0] == e->page)
+		cpages = rpages;	/* a raw cluster read in place */
+	err = decode_mapped(dm, t, ci, cpages, rpages, rn, e->len);
+	if (err)
+		czfs_err("inode %llu cluster %llu: %s", (unsigned long long)ii->ino,
+			 (unsigned long long)e->idx, strerror(-err));
+	return err;
+}
+
+int czfs_load_lookup(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		     struct czfs_cluster_batch *b)
+{
+	int err;
+
+	b->version = atomic_load(&dm->items_version);
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_cluster_lookup(dm->fs, ii, b->first, b->n, b->ci, b->inl);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return err;
+}
+
+int czfs_load_refresh(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		      struct czfs_cluster_batch *b, unsigned i)
+{
+	int err;
+
+	if (atomic_load(&dm->items_version) == b->version)
+		return 0;
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_cluster_lookup(dm->fs, ii, b->first + i, 1, &b->ci[i],
+				  b->inl[i]);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return err;
+}
+
+static bool is_extent(const struct czfs_cluster_info *ci)
+{
+	return ci->kind == CZFS_CLUSTER_RAW || ci->kind == CZFS_CLUSTER_COMPRESSED;
+}
+
+/* End (image bytes) of the run of adjacent stored blocks from b->ci[i]. */
+static uint64_t run_end(const struct czfs_cluster_batch *b, unsigned i)
+{
+	uint64_t end = 0;
+
+	for (; i < b->n; i++) {
+		const struct czfs_cluster_info *ci = &b->ci[i];
+		uint64_t a = ci->blkaddr * CZFS_BLOCK_SIZE;
+
+		if (!is_extent(ci))
+			continue;
+		if (end && a != end)
+			break;
+		end = a + (uint64_t)ci->nblocks * CZFS_BLOCK_SIZE;
+	}
+	return end;
+}
+
+/*
+ * Where l's stored blocks come from: the staging stg (b: the batch, for
+ * the run's end), else the cluster's own pages (raw, read in place) or
+ * temp pages, to be read with the rest of the batch.  stg may be NULL.
+ */
+static int load_prepare(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+			struct czfs_staging *stg, enum czfs_load_by by,
+			const struct czfs_cluster_batch *b, struct czfs_load *l)
+{
+	int err;
+
+	if (stg) {
+		err = czfs_staging_get(dm, stg, l->ci->blkaddr, l->ci->nblocks,
+				       run_end(b, (unsigned)(l->e->idx - b->first)),
+				       true, l->pages, &l->ref);
+		if (!err) {
+			l->cpages = l->pages;
+			return 0;
+		}
+		if (err != -ENOENT && by == CZFS_LOAD_BY_PREFETCH)
+			return err;
+	}
+	atomic_fetch_add(&dm->st.stage_private, 1);
+	if (l->ci->kind == CZFS_CLUSTER_RAW) {
+		err = czfs_ccache_alloc_run(dm->cc, l->e, ii->cluster_shift);
+		if (err)
+			return err;
+		run_pages(l->e->page, l->ci->nblocks, l->pages);
+		l->cpages = l->pages;
+	} else {
+		err = czfs_temp_alloc(dm, l->ci->nblocks, &l->tp, &dm->st.temp_alloc);
+		if (err)
+			return err;
+		l->cpages = l->tp.pages;
+	}
+	for (unsigned k = 0; k < l->ci->nblocks; k++)
+		l->addrs[k] = czfs_pool_addr(dm->pool, l->cpages[k]);
+	return 0;
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct czfs_io_seg *x = a, *y = b;
+
+	return x->blkaddr < y->blkaddr ? -1 : x->blkaddr > y->blkaddr;
+}
+
+/* Read the stored blocks of every extent cluster of the batch at once. */
+static int load_read(struct czfs_daemon *dm, struct czfs_load *ls, unsigned n)
+{
+	struct czfs_io_seg segs[CZFS_BATCH_MAX];
+	unsigned k = 0;
+	int err;
+
+	for (unsigned i = 0; i < n; i++)
+		if (!ls[i].err && is_extent(ls[i].ci) && !ls[i].ref.n)
+			segs[k++] = (struct czfs_io_seg){ ls[i].ci->blkaddr,
+				ls[i].ci->nblocks, ls[i].addrs };
+	qsort(segs, k, sizeof(segs[0]), cmp_seg);
+	for (unsigned i = 1; i < k; i++)
+		if (segs[i].blkaddr < segs[i - 1].blkaddr + segs[i - 1].nblocks)
+			return -EFSCORRUPTED;	/* two clusters share blocks */
+	err = k ? czfs_io_read(dm->fs->bdev, segs, k, &dm->io) : 0;
+	if (err)
+		czfs_err("read error at block %llu: %s",
+			 (unsigned long long)segs[0].blkaddr, strerror(-err));
+	return err ? -EIO : 0;
+}
+
+void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		     struct czfs_staging *stg, const struct czfs_cluster_batch *b,
+		     struct czfs_load *ls, unsigned n, enum czfs_load_by by)
+{
+	atomic_ullong *loads = by == CZFS_LOAD_BY_READER ? &dm->st.loads_reader :
+			       &dm->st.loads_prefetch;
+	int err;
+
+	for (unsigned i = 0; i < n; i++) {
+		ls[i].tp.n = ls[i].tp.nruns = 0;
+		ls[i].ref.n = 0;
+		ls[i].cpages = NULL;
+		if (!ls[i].err) {
+			ls[i].ci = &b->ci[ls[i].e->idx - b->first];
+			if (is_extent(ls[i].ci))
+				ls[i].err = load_prepare(dm, ii, stg, by, b,
+							 &ls[i]);
+		}
+	}
+	err = load_read(dm, ls, n);
+	for (unsigned i = 0; i < n; i++) {
+		if (!ls[i].err)
+			ls[i].err = err ?: decode(dm, ii, ls[i].ci, ls[i].cpages,
+						  ls[i].e);
+		if (ls[i].ref.n)
+			czfs_staging_put(dm, stg, &ls[i].ref);
+		czfs_temp_free(dm, &ls[i].tp);
+		atomic_fetch_add(loads, 1);
+		if (ls[i].err)
+			atomic_fetch_add(&dm->st.load_errors, 1);
+		czfs_ccache_loaded(dm->cc, ls[i].e, ls[i].err);
+	}
+}
+
+/* Load the claimed entries ls[0..n) (ascending idx) of a FUSE thread:
+ * their items looked up now, after the claims. */
+static void load_claimed(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+			 struct czfs_staging *stg, struct czfs_load *ls,
+			 unsigned n)
+{
+	struct czfs_cluster_batch *b = malloc(sizeof(*b));
+	int err = b ? 0 : -ENOMEM;
+
+	if (b) {
+		b->first = ls[0].e->idx;
+		b->n = (unsigned)(ls[n - 1].e->idx - b->first + 1);
+		err = czfs_load_lookup(dm, ii, b);
+	}
+	for (unsigned i = 0; i < n; i++)
+		ls[i].err = err;
+	czfs_load_batch(dm, ii, stg, b, ls, n, CZFS_LOAD_BY_READER);
+	free(b);
+}
+
+static void put_all(struct czfs_daemon *dm, struct czfs_centry **ents, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ents[i])
+			czfs_ccache_put(dm->cc, ents[i]);
+}
+
+int czfs_load_get(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		  struct czfs_staging *stg, uint64_t first, unsigned n,
+		  struct czfs_centry **ents)
+{
+	struct czfs_load *ls = malloc(n * sizeof(*ls));
+	unsigned k = 0;
+	int err = ls ? 0 : -ENOMEM;
+
+	for (unsigned i = 0; i < n; i++)
+		ents[i] = NULL;
+	/* 1: take what is there, claim what is absent, never wait */
+	for (unsigned i = 0; i < n && !err; i++) {
+		int ret = czfs_ccache_get(dm->cc, ii->ino, first + i,
+					  CZFS_CC_CREATE | CZFS_CC_NOWAIT, &ents[i]);
+
+		if (ret == 1)
+			ls[k++].e = ents[i];
+		else if (ret == -EAGAIN || ret < 0)
+			ents[i] = NULL;
+		if (ret < 0 && ret != -EAGAIN)
+			err = ret;
+	}
+	/* 2: load ours in one batch */
+	if (k)
+		load_claimed(dm, ii, stg, ls, k);
+	for (unsigned i = 0; i < k && !err; i++)
+		err = ls[i].err;
+	/* 3: wait for the ones other threads were loading */
+	for (unsigned i = 0; i < n && !err; i++) {
+		if (ents[i])
+			continue;
+		err = czfs_ccache_get(dm->cc, ii->ino, first + i, CZFS_CC_CREATE,
+				      &ents[i]);
+		if (err == 1) {		/* that load failed: try it ourselves */
+			ls[0].e = ents[i];
+			load_claimed(dm, ii, stg, ls, 1);
+			err = ls[0].err;
+		}
+	}
+	if (err)
+		put_all(dm, ents, n);
+	free(ls);
+	return err < 0 ? err : 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The FUSE operations (ops_*.c): the table each file fills, and the few
+ * helpers one file of them lends the others.  Each operation is a do_*
+ * worker returning an errno and a wrapper that replies exactly once.
+ */
+#ifndef CZFS_FUSE_OPS_H
+#define CZFS_FUSE_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon.h"
+
+struct czfs_inode_info;
+struct czfs_minode;
+
+/* Operation tables, filled by each ops_*.c file. */
+void czfs_fuse_ops_inode(struct fuse_lowlevel_ops *ops);
+void czfs_fuse_ops_dir(struct fuse_lowlevel_ops *ops);
+void czfs_fuse_ops_file(struct fuse_lowlevel_ops *ops);
+void czfs_fuse_ops_write(struct fuse_lowlevel_ops *ops);
+void czfs_fuse_ops_copy(struct fuse_lowlevel_ops *ops);
+void czfs_fuse_ops_ns(struct fuse_lowlevel_ops *ops);
+
+/* ---- ops_inode.c ---- */
+
+/* Map a library error to the errno a FUSE reply carries. */
+int czfs_fuse_errno(int err);
+
+/* Attributes a reply carries (entry and attr timeouts from the mount). */
+void czfs_fuse_fill_entry(struct czfs_daemon *dm,
+			  const struct czfs_inode_info *ii,
+			  struct fuse_entry_param *e);
+
+/* ---- ops_file.c ---- */
+
+/* Open a file create() just made. */
+int czfs_fuse_open_created(struct czfs_daemon *dm, uint64_t ino,
+			   struct fuse_file_info *fi);
+/* Close an open file: a release, or an open whose reply failed. */
+void czfs_fuse_release_file(struct czfs_daemon *dm, struct czfs_open_file *of);
+/* Close what the kernel left open (after the session ended). */
+void czfs_fuse_release_all(struct czfs_daemon *dm);
+
+/* ---- ops_write.c ---- */
+
+/* open(O_TRUNC) of an existing file: size 0, mtime and ctime now. */
+int czfs_fuse_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi);
+/* Write size bytes at off into mi's clusters: bytes written (short only on
+ * an error after some were) or -errno. */
+long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
+			const void *buf, size_t size, uint64_t off);
+
+#endif /* CZFS_FUSE_OPS_H */

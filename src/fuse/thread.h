@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-thread scratch state of the daemon's threads (thread.c). */
+#ifndef CZFS_FUSE_THREAD_H
+#define CZFS_FUSE_THREAD_H
+
+struct czfs_codec;
+
+/* Per-thread scratch: one codec and one buffer for stored blocks. */
+struct czfs_thread {
+	struct czfs_codec *codec;
+	void *scratch;			/* CZFS_MAX_CLUSTER_SIZE, aligned */
+};
+
+/* The calling thread's scratch state, created on first use (NULL: ENOMEM). */
+struct czfs_thread *czfs_fuse_thread(void);
+
+#endif /* CZFS_FUSE_THREAD_H */
