@@ -62,6 +62,8 @@ struct fsck_inode {
 	uint64_t entries;		/* dirs: records found */
 	uint64_t blocks;		/* the field */
 	uint64_t blocks_found;		/* cluster and xattr value blocks */
+	uint64_t inline_bytes;		/* the field */
+	uint64_t inline_found;		/* inline cluster payload bytes */
 	uint32_t mode, nlink;
 	uint32_t links;			/* entries naming it */
 	uint32_t subdirs;		/* dirs: entries naming directories */
@@ -89,7 +91,7 @@ struct fsck_fix {
 	uint64_t ino;
 	unsigned what;
 	uint32_t nlink;
-	uint64_t parent, nentries, blocks;
+	uint64_t parent, nentries, blocks, inline_bytes;
 	uint64_t tail_from;
 	bool is_dir;
 };

@@ -207,6 +207,30 @@ static void check_tail(struct fsck_ctx *c, struct fsck_inode *fi,
 	c->unfixed += fi->tail_count;
 }
 
+/*
+ * The blocks field, and inline_bytes where the image says it is kept
+ * (images made before RO_COMPAT_INLINE_BYTES hold 0 there).
+ */
+static void check_stored(struct fsck_ctx *c, struct fsck_inode *fi,
+			 struct fsck_fix *f)
+{
+	bool inl = c->fs->sb.feature_ro_compat &
+		   CZFS_FEATURE_RO_COMPAT_INLINE_BYTES;
+
+	if (fi->blocks != fi->blocks_found)
+		fsck_fixable(c, "inode %" PRIu64 ": blocks %" PRIu64 ", it stores %" PRIu64,
+			     fi->ino, fi->blocks, fi->blocks_found);
+	if (inl && fi->inline_bytes != fi->inline_found)
+		fsck_fixable(c, "inode %" PRIu64 ": inline_bytes %" PRIu64 ", it stores %" PRIu64,
+			     fi->ino, fi->inline_bytes, fi->inline_found);
+	if (fi->blocks == fi->blocks_found &&
+	    (!inl || fi->inline_bytes == fi->inline_found))
+		return;
+	fix_for(f, fi)->what |= FIX_BLOCKS;
+	f->blocks = fi->blocks_found;
+	f->inline_bytes = inl ? fi->inline_found : fi->inline_bytes;
+}
+
 static int check_inode(struct fsck_ctx *c, struct fsck_inode *fi)
 {
 	struct fsck_fix f = { 0 };
@@ -226,12 +250,7 @@ static int check_inode(struct fsck_ctx *c, struct fsck_inode *fi)
 		check_nondir(c, fi, &f);
 	if (fi->flags & FI_TAIL)
 		check_tail(c, fi, &f);
-	if (fi->blocks != fi->blocks_found) {
-		fsck_fixable(c, "inode %" PRIu64 ": blocks %" PRIu64 ", it stores %" PRIu64,
-			     fi->ino, fi->blocks, fi->blocks_found);
-		fix_for(&f, fi)->what |= FIX_BLOCKS;
-		f.blocks = fi->blocks_found;
-	}
+	check_stored(c, fi, &f);
 	if (f.what && !fsck_vec_push(&c->fixes, &f))
 		return -ENOMEM;
 	return 0;

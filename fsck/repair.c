@@ -164,7 +164,7 @@ static int apply_fix(struct repair *r, const struct fsck_fix *f)
 {
 	struct czfs_key okey = { CZFS_ORPHAN_OBJECTID, CZFS_ITEM_ORPHAN, f->ino };
 	struct czfs_inode_info ii;
-	int64_t delta = 0;
+	struct czfs_stored delta = { 0 };
 	int err = 0;
 
 	if (f->what & FIX_UNORPHAN)
@@ -183,9 +183,11 @@ static int apply_fix(struct repair *r, const struct fsck_fix *f)
 		ii.parent = f->parent;	/* 0: lost+found, set by attach() */
 	if (f->what & FIX_NENTRIES)
 		ii.nentries = f->nentries;
-	if (f->what & FIX_BLOCKS)
+	if (f->what & FIX_BLOCKS) {
 		ii.blocks = f->blocks;
-	ii.blocks = (uint64_t)MAX((int64_t)ii.blocks + delta, 0);
+		ii.inline_bytes = f->inline_bytes;
+	}
+	czfs_inode_add_stored(&ii, &delta);
 	return write_inode(r->fs, &ii, false);
 }
 

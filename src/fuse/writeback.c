@@ -217,7 +217,7 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 		   struct wb_item *ws, unsigned n)
 {
 	struct czfs_fs *fs = dm->fs;
-	int64_t delta = 0;
+	struct czfs_stored delta = { 0 };
 	int err;
 
 	pthread_rwlock_wrlock(&fs->lock);
@@ -228,7 +228,7 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 	}
 	atomic_fetch_add(&dm->items_version, 1);
 	pthread_mutex_lock(&mi->lock);
-	mi->ii.blocks = (uint64_t)MAX((int64_t)mi->ii.blocks + delta, 0);
+	czfs_inode_add_stored(&mi->ii, &delta);
 	if (!err && first_does_not_compress(&mi->ii, ws, n))
 		mi->ii.flags |= CZFS_INODE_NOCOMPRESS;
 	if (!err && !mi->unlinked) {

@@ -18,6 +18,7 @@ struct czfs_bdev;
 struct czfs_codec;
 struct czfs_cluster_info;
 struct czfs_inode_info;
+struct czfs_stored;
 
 #define CZFS_OPEN_RDONLY	0x01	/* no writes to the image */
 #define CZFS_OPEN_DIRECT	0x02	/* O_DIRECT on the image */
@@ -117,16 +118,16 @@ int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
  * Changes to a file's clusters, inside a transaction (fs->lock held
  * exclusive).  czfs_cluster_set: cluster idx of ino becomes ci (a hole
  * deletes the item); the blocks of the old extent are freed, those of the
- * new one were allocated and written by the caller; *blocks_delta gets the
- * change of the inode's block count; a compressed cluster of an algorithm
+ * new one were allocated and written by the caller; *delta gets the
+ * change of the inode's block count and inline bytes; a compressed cluster of an algorithm
  * the superblock does not announce first sets its feature bit (superblock
  * rewritten in place).  czfs_clusters_drop: delete clusters
  * idx >= from (truncate), freeing their blocks.  0 or -errno.
  */
 int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
-		     const struct czfs_cluster_info *ci, int64_t *blocks_delta);
+		     const struct czfs_cluster_info *ci, struct czfs_stored *delta);
 int czfs_clusters_drop(struct czfs_fs *fs, uint64_t ino, uint64_t from,
-		       int64_t *blocks_delta);
+		       struct czfs_stored *delta);
 
 /*
  * Simple uncached read of len bytes at off from a file (or symlink target):

@@ -1,0 +1,6 @@
+# Space tests (issue 11): st_blocks, giving freed space back to the host,
+# compact allocation, growing an image.
+SPACE_TESTS = \
+	tests/integration/space_blocks.sh
+TESTS += $(SPACE_TESTS)
+EXTRA_DIST += $(SPACE_TESTS)
