@@ -38,6 +38,8 @@ struct fsck_opts {
 	const char *image;
 	const char *extract;		/* --extract DIR, or NULL */
 	bool repair;			/* -y / -p */
+	bool trim;			/* --trim: punch the free ranges */
+	uint64_t grow_blocks;		/* --grow: the new limit, 0 = none */
 	bool fast;			/* --fast: no cluster data */
 	bool quiet;			/* no summary */
 	bool silent;			/* no messages at all (fuzzing) */
@@ -262,5 +264,12 @@ int fsck_rewrite_used(const char *image, uint64_t used);
 /* Write the tree out under dir.  Returns 0, 1 if some files were damaged,
  * or -errno for an error writing the output. */
 int fsck_extract(struct fsck_ctx *c, const char *dir);
+
+/* ---- tune.c: after a clean check --------------------------------------- */
+
+/* --trim: punch every free block range out of the image file. 0/-errno. */
+int fsck_trim(struct fsck_ctx *c);
+/* --grow: raise fs's size limit to c->o.grow_blocks.  0 or -errno. */
+int fsck_grow(struct czfs_fs *fs, struct fsck_ctx *c);
 
 #endif /* FSCK_FSCK_H */

@@ -92,6 +92,7 @@ int czfs_fs_commit(struct czfs_fs *fs)
 			 (unsigned long long)(fs->cp.generation + 1), strerror(-err));
 		return err;
 	}
+	czfs_fs_discard_freed(fs);
 	czfs_smap_committed(&fs->smap);
 	fs->cp = cp;
 	return 0;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "btree.h"
+#include "discard.h"
 #include "spacemap.h"
 #include "super.h"
 
@@ -25,6 +26,8 @@ struct czfs_stored;
 #define CZFS_OPEN_NOSMAP	0x04	/* do not load the space map (ro only) */
 #define CZFS_OPEN_EXCL		0x08	/* exclusive lock even when read-only
 					 * (fsck: no mount may share it) */
+#define CZFS_OPEN_DISCARD	0x10	/* punch blocks freed by each commit
+					 * out of the image file (discard.h) */
 
 struct czfs_fs_opts {
 	unsigned flags;			/* CZFS_OPEN_* */
@@ -39,6 +42,8 @@ struct czfs_fs {
 	struct czfs_btree tree;
 	struct czfs_smap smap;		/* loaded unless CZFS_OPEN_NOSMAP */
 	bool rdonly;
+	bool discard;			/* CZFS_OPEN_DISCARD, until the host refuses */
+	struct czfs_discard_stats discarded;	/* by commits, fs->lock */
 	/* Metadata lock: shared for lookups, exclusive for changes. */
 	pthread_rwlock_t lock;
 };
@@ -50,7 +55,8 @@ struct czfs_fs {
  * Then checks, in order, each failure with a log line:
  * superblock (czfs_super_decode), image size (a file shorter than the
  * checkpoint's image_blocks is truncated: -EFSCORRUPTED), checkpoint,
- * root node, space map, root inode is a directory.  Returns 0, the errors
+ * root node, space map, root inode is a directory.  With CZFS_OPEN_DISCARD
+ * the free ranges are then punched out of the image (discard.h).  Returns 0, the errors
  * of those checks, or the open(2) errno.
  */
 int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
@@ -74,7 +80,9 @@ void czfs_fs_close(struct czfs_fs *fs);		/* accepts NULL */
  *   2. the changed space-map blocks are written (copy-on-write)
  *   3. flush: everything the new checkpoint names is on disk
  *   4. the checkpoint goes to the older slot, then flush
- *   5. blocks freed by this transaction become reusable
+ *   5. with discard, the blocks freed by this transaction are punched out
+ *      of the image file (discard.h)
+ *   6. blocks freed by this transaction become reusable
  * A crash at any point before 4 completes leaves the previous checkpoint
  * and everything it names intact.  Both need a writable fs with its space
  * map; the caller holds fs->lock exclusively.  Returns 0, -EROFS, -ENOSPC
@@ -91,6 +99,18 @@ int czfs_fs_commit(struct czfs_fs *fs);
  * exclusive.  0 or an I/O error (fs->sb unchanged then).
  */
 int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat);
+
+/*
+ * Raise the size limit to max_blocks (never lowers it) in place: the space
+ * map grows, a commit records the limit in the checkpoint, then the
+ * superblock's copy is rewritten; a file image is extended (sparse) to the
+ * new limit first.  For an offline tool: a writable fs nobody else uses,
+ * closed afterwards (the node cache keeps the old limit for its checks).
+ * Returns 0, -EROFS, -EINVAL (smaller than now), -EFBIG (more index blocks
+ * than a checkpoint holds), -ENOSPC (a block device too small), or the
+ * commit's errors.
+ */
+int czfs_fs_grow(struct czfs_fs *fs, uint64_t max_blocks);
 
 /* ---- file data (fileread.c) -------------------------------------------- */
 
