@@ -146,6 +146,8 @@ struct fsck_ctx {
 	bool fix_inode_count, fix_next_ino;
 	uint64_t want_inode_count, want_next_ino;
 	bool used_count_fixed;		/* rewritten at open */
+	unsigned long inline_upgrade;	/* -y sets their inline_bytes (an
+					 * image without INLINE_BYTES) */
 
 	/* progress */
 	bool pr_drawn;
@@ -264,6 +266,13 @@ int fsck_rewrite_used(const char *image, uint64_t used);
 /* Write the tree out under dir.  Returns 0, 1 if some files were damaged,
  * or -errno for an error writing the output. */
 int fsck_extract(struct fsck_ctx *c, const char *dir);
+
+/*
+ * After the repairs (-y) of an image without the INLINE_BYTES feature and
+ * with nothing left unrepaired: set the feature (every inode's
+ * inline_bytes is exact now).  0 or -errno.
+ */
+int fsck_upgrade_inline(struct fsck_ctx *c);
 
 /* ---- tune.c: after a clean check --------------------------------------- */
 

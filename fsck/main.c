@@ -163,6 +163,8 @@ static bool after_check(struct fsck_ctx *c)
 	if (c->o.repair) {
 		err = fsck_repair(c);
 		operational = err && err != -ENOSPC;
+		if (!err)
+			operational |= fsck_upgrade_inline(c) < 0;
 	}
 	if (c->o.grow_blocks) {
 		err = fsck_grow(c->fs, c);

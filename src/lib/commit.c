@@ -45,26 +45,43 @@ static void fill_checkpoint(struct czfs_fs *fs, struct czfs_cp_info *cp)
 	cp->commit_nsec = (uint32_t)now.tv_nsec;
 }
 
-int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat)
+int czfs_fs_write_super(struct czfs_fs *fs, const struct czfs_sb_info *sb)
 {
-	struct czfs_sb_info sb = fs->sb;
-	void *blk;
+	void *blk = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
 	int err;
 
-	if (!(incompat & ~fs->sb.feature_incompat))
-		return 0;
-	blk = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
 	if (!blk)
 		return -ENOMEM;
 	memset(blk, 0, CZFS_BLOCK_SIZE);
-	sb.feature_incompat |= incompat;
-	czfs_super_encode(&sb, blk);
+	czfs_super_encode(sb, blk);
 	err = czfs_bdev_write(fs->bdev, blk, CZFS_BLOCK_SIZE,
 			      (uint64_t)CZFS_SB_BLKADDR << CZFS_BLOCK_SHIFT);
 	if (!err)
-		fs->sb.feature_incompat = sb.feature_incompat;
+		fs->sb = *sb;
 	free(blk);
 	return err;
+}
+
+int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat)
+{
+	struct czfs_sb_info sb = fs->sb;
+
+	if (!(incompat & ~fs->sb.feature_incompat))
+		return 0;
+	sb.feature_incompat |= incompat;
+	return czfs_fs_write_super(fs, &sb);
+}
+
+int czfs_fs_add_ro_compat(struct czfs_fs *fs, uint32_t ro_compat)
+{
+	struct czfs_sb_info sb = fs->sb;
+	int err;
+
+	if (!(ro_compat & ~fs->sb.feature_ro_compat))
+		return 0;
+	sb.feature_ro_compat |= ro_compat;
+	err = czfs_fs_write_super(fs, &sb);
+	return err ?: czfs_bdev_flush(fs->bdev);
 }
 
 int czfs_fs_commit(struct czfs_fs *fs)

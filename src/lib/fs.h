@@ -101,6 +101,16 @@ int czfs_fs_commit(struct czfs_fs *fs);
 int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat);
 
 /*
+ * Announce ro_compat bits the image now meets (rewritten in place and
+ * flushed; after the commit that makes them true).  A no-op when set.
+ * Writable fs, fs->lock held exclusive or no other user.  0 or -errno.
+ */
+int czfs_fs_add_ro_compat(struct czfs_fs *fs, uint32_t ro_compat);
+
+/* Rewrite the superblock in place (block 0) as sb; fs->sb = *sb on success. */
+int czfs_fs_write_super(struct czfs_fs *fs, const struct czfs_sb_info *sb);
+
+/*
  * Raise the size limit to max_blocks (never lowers it) in place: the space
  * map grows, a commit records the limit in the checkpoint, then the
  * superblock's copy is rewritten; a file image is extended (sparse) to the

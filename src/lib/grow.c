@@ -17,26 +17,15 @@
 #include "super.h"
 #include "util.h"
 
-/* The superblock's max_blocks (rewritten in place, block 0). */
+/* The superblock's max_blocks, rewritten in place and flushed. */
 static int write_super_limit(struct czfs_fs *fs, uint64_t max_blocks)
 {
 	struct czfs_sb_info sb = fs->sb;
-	void *blk = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
 	int err;
 
-	if (!blk)
-		return -ENOMEM;
-	memset(blk, 0, CZFS_BLOCK_SIZE);
 	sb.max_blocks = max_blocks;
-	czfs_super_encode(&sb, blk);
-	err = czfs_bdev_write(fs->bdev, blk, CZFS_BLOCK_SIZE,
-			      (uint64_t)CZFS_SB_BLKADDR << CZFS_BLOCK_SHIFT);
-	if (!err)
-		err = czfs_bdev_flush(fs->bdev);
-	if (!err)
-		fs->sb.max_blocks = max_blocks;
-	free(blk);
-	return err;
+	err = czfs_fs_write_super(fs, &sb);
+	return err ?: czfs_bdev_flush(fs->bdev);
 }
 
 int czfs_fs_grow(struct czfs_fs *fs, uint64_t max_blocks)

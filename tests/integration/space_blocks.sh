@@ -120,3 +120,23 @@ check_blocks "$T/img2" w
 archive_roundtrip w
 czfs_umount "$M"
 "$FSCK" -n "$T/img2" >"$T/fsck2.log" 2>&1 || { cat "$T/fsck2.log" >&2; fail "fsck of the mkfs image"; }
+
+note "an image made before INLINE_BYTES: fsck -n is clean, fsck -y counts it"
+CORRUPT="$top_builddir/tests/czfs-corrupt"
+cp "$T/img2" "$T/old"
+# as an older mkfs wrote it: no feature, inline_bytes 0 (offset 120)
+for f in raw.100 raw.2048 zip.64k mixed; do
+	for b in 120 121 122 123; do
+		"$CORRUPT" "$T/old" poke "w/$f" inode - "$b" 0 >/dev/null
+	done
+done
+"$CORRUPT" "$T/old" sb-byte 20 0 >/dev/null
+[ "$(inode_field "$T/old" w/raw.100 inline_bytes)" = 0 ] || fail "the old image's field was not cleared"
+"$FSCK" -n "$T/old" >"$T/fsck.old" 2>&1 || { cat "$T/fsck.old" >&2; fail "fsck -n of an old image is not clean"; }
+"$FSCK" -y "$T/old" >"$T/fsck.up" 2>&1 || { cat "$T/fsck.up" >&2; fail "fsck -y of an old image: exit $?"; }
+grep -q "INLINE_BYTES feature set, inline_bytes of 4 inodes counted" "$T/fsck.up" ||
+	{ cat "$T/fsck.up" >&2; fail "fsck -y did not upgrade the old image"; }
+"$FSCK" -n "$T/old" >"$T/fsck.old" 2>&1 || { cat "$T/fsck.old" >&2; fail "fsck -n after the upgrade"; }
+"$DUMP" "$T/old" | grep -q "feature_ro_compat: 0x1$" || fail "INLINE_BYTES not in the superblock"
+check_blocks "$T/old" w
+czfs_umount "$M"
