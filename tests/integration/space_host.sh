@@ -109,6 +109,6 @@ for round in 1 2 3; do
 done
 rm -f "$M"/churn.*
 rw_umount
-czfs_mount "$RW_IMG" "$M"		# discard at mount: what the kills left
+czfs_mount "$RW_IMG" "$M" -o discard	# at mount: what the kills left
 rw_umount
 assert_only_metadata "after the crashes and a mount"
