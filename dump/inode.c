@@ -42,6 +42,7 @@ static void show_fields(struct dump_ctx *d, const struct czfs_inode_info *ii)
 	dout_u64(o, "gid", ii->gid);
 	dout_u64(o, "size", ii->size);
 	dout_u64(o, "blocks", ii->blocks);
+	dout_u64(o, "inline_bytes", ii->inline_bytes);
 	dout_time(o, "atime", ii->atime.tv_sec, (uint32_t)ii->atime.tv_nsec);
 	dout_time(o, "mtime", ii->mtime.tv_sec, (uint32_t)ii->mtime.tv_nsec);
 	dout_time(o, "ctime", ii->ctime.tv_sec, (uint32_t)ii->ctime.tv_nsec);

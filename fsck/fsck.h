@@ -38,6 +38,8 @@ struct fsck_opts {
 	const char *image;
 	const char *extract;		/* --extract DIR, or NULL */
 	bool repair;			/* -y / -p */
+	bool trim;			/* --trim: punch the free ranges */
+	uint64_t grow_blocks;		/* --grow: the new limit, 0 = none */
 	bool fast;			/* --fast: no cluster data */
 	bool quiet;			/* no summary */
 	bool silent;			/* no messages at all (fuzzing) */
@@ -62,6 +64,8 @@ struct fsck_inode {
 	uint64_t entries;		/* dirs: records found */
 	uint64_t blocks;		/* the field */
 	uint64_t blocks_found;		/* cluster and xattr value blocks */
+	uint64_t inline_bytes;		/* the field */
+	uint64_t inline_found;		/* inline cluster payload bytes */
 	uint32_t mode, nlink;
 	uint32_t links;			/* entries naming it */
 	uint32_t subdirs;		/* dirs: entries naming directories */
@@ -89,7 +93,7 @@ struct fsck_fix {
 	uint64_t ino;
 	unsigned what;
 	uint32_t nlink;
-	uint64_t parent, nentries, blocks;
+	uint64_t parent, nentries, blocks, inline_bytes;
 	uint64_t tail_from;
 	bool is_dir;
 };
@@ -142,6 +146,8 @@ struct fsck_ctx {
 	bool fix_inode_count, fix_next_ino;
 	uint64_t want_inode_count, want_next_ino;
 	bool used_count_fixed;		/* rewritten at open */
+	unsigned long inline_upgrade;	/* -y sets their inline_bytes (an
+					 * image without INLINE_BYTES) */
 
 	/* progress */
 	bool pr_drawn;
@@ -256,5 +262,19 @@ int fsck_rewrite_used(const char *image, uint64_t used);
 /* Write the tree out under dir.  Returns 0, 1 if some files were damaged,
  * or -errno for an error writing the output. */
 int fsck_extract(struct fsck_ctx *c, const char *dir);
+
+/*
+ * After the repairs (-y) of an image without the INLINE_BYTES feature and
+ * with nothing left unrepaired: set the feature (every inode's
+ * inline_bytes is exact now).  0 or -errno.
+ */
+int fsck_upgrade_inline(struct fsck_ctx *c);
+
+/* ---- tune.c: after a clean check --------------------------------------- */
+
+/* --trim: punch every free block range out of the image file. 0/-errno. */
+int fsck_trim(struct fsck_ctx *c);
+/* --grow: raise fs's size limit to c->o.grow_blocks.  0 or -errno. */
+int fsck_grow(struct czfs_fs *fs, struct fsck_ctx *c);
 
 #endif /* FSCK_FSCK_H */

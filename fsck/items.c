@@ -87,6 +87,7 @@ static int item_inode(struct fsck_ctx *c, const struct czfs_key *key,
 		fi.parent = ii->parent;
 		fi.nentries = ii->nentries;
 		fi.blocks = ii->blocks;
+		fi.inline_bytes = ii->inline_bytes;
 	}
 	c->cur = fsck_vec_push(&c->inodes, &fi);
 	return c->cur ? 0 : -ENOMEM;
@@ -350,6 +351,8 @@ static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 		return 0;
 	}
 	c->incompat_used |= czfs_alg_feature(ci.alg);
+	if (c->cur)
+		c->cur->inline_found += ci.inline_len;
 	if (ci.nblocks) {
 		if (c->cur)
 			c->cur->blocks_found += ci.nblocks;

@@ -207,6 +207,34 @@ static void check_tail(struct fsck_ctx *c, struct fsck_inode *fi,
 	c->unfixed += fi->tail_count;
 }
 
+/*
+ * The blocks field, and inline_bytes where the image says it is kept.  An
+ * image made before RO_COMPAT_INLINE_BYTES may hold anything there (0,
+ * or what a newer daemon counted since): not a problem, but -y sets the
+ * fields (and then the feature, fsck_upgrade_inline).
+ */
+static void check_stored(struct fsck_ctx *c, struct fsck_inode *fi,
+			 struct fsck_fix *f)
+{
+	bool inl = c->fs->sb.feature_ro_compat &
+		   CZFS_FEATURE_RO_COMPAT_INLINE_BYTES;
+	bool inl_bad = fi->inline_bytes != fi->inline_found;
+	bool upgrade = !inl && inl_bad && c->o.repair;
+
+	if (fi->blocks != fi->blocks_found)
+		fsck_fixable(c, "inode %" PRIu64 ": blocks %" PRIu64 ", it stores %" PRIu64,
+			     fi->ino, fi->blocks, fi->blocks_found);
+	if (inl && inl_bad)
+		fsck_fixable(c, "inode %" PRIu64 ": inline_bytes %" PRIu64 ", it stores %" PRIu64,
+			     fi->ino, fi->inline_bytes, fi->inline_found);
+	if (fi->blocks == fi->blocks_found && !(inl && inl_bad) && !upgrade)
+		return;
+	c->inline_upgrade += upgrade;
+	fix_for(f, fi)->what |= FIX_BLOCKS;
+	f->blocks = fi->blocks_found;
+	f->inline_bytes = inl || upgrade ? fi->inline_found : fi->inline_bytes;
+}
+
 static int check_inode(struct fsck_ctx *c, struct fsck_inode *fi)
 {
 	struct fsck_fix f = { 0 };
@@ -226,12 +254,7 @@ static int check_inode(struct fsck_ctx *c, struct fsck_inode *fi)
 		check_nondir(c, fi, &f);
 	if (fi->flags & FI_TAIL)
 		check_tail(c, fi, &f);
-	if (fi->blocks != fi->blocks_found) {
-		fsck_fixable(c, "inode %" PRIu64 ": blocks %" PRIu64 ", it stores %" PRIu64,
-			     fi->ino, fi->blocks, fi->blocks_found);
-		fix_for(&f, fi)->what |= FIX_BLOCKS;
-		f.blocks = fi->blocks_found;
-	}
+	check_stored(c, fi, &f);
 	if (f.what && !fsck_vec_push(&c->fixes, &f))
 		return -ENOMEM;
 	return 0;

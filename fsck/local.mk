@@ -15,6 +15,7 @@ fsck_fsck_czfs_SOURCES = \
 	$(FSCK_CHECK_SOURCES) \
 	fsck/open.c \
 	fsck/repair.c \
+	fsck/tune.c \
 	fsck/extract.c
 fsck_fsck_czfs_CFLAGS = $(AM_CFLAGS)
 fsck_fsck_czfs_LDADD = $(CZFS_LIBS)

@@ -14,7 +14,7 @@
 #include "log.h"
 #include "util.h"
 
-enum { OPT_FAST = 256, OPT_EXTRACT };
+enum { OPT_FAST = 256, OPT_EXTRACT, OPT_TRIM, OPT_GROW };
 
 static const struct option long_opts[] = {
 	{ "no-change", no_argument, NULL, 'n' },
@@ -23,6 +23,8 @@ static const struct option long_opts[] = {
 	{ "force", no_argument, NULL, 'f' },
 	{ "fast", no_argument, NULL, OPT_FAST },
 	{ "extract", required_argument, NULL, OPT_EXTRACT },
+	{ "trim", no_argument, NULL, OPT_TRIM },
+	{ "grow", required_argument, NULL, OPT_GROW },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -42,12 +44,29 @@ static void usage(FILE *f)
 	      "  -f, --force        accepted for compatibility: the check always runs\n"
 	      "      --fast         skip the cluster data (metadata only)\n"
 	      "      --extract=DIR  write the tree out to DIR with its metadata\n"
+	      "      --trim         after a clean check, punch every free block range\n"
+	      "                     out of the image file (give it back to the host)\n"
+	      "      --grow=SIZE    after a clean check, raise the image's size limit\n"
+	      "                     to SIZE (k/M/G/T suffixes) in place\n"
 	      "  -q, --quiet        no summary line\n"
 	      "  -h, --help         this text\n"
 	      "  -V, --version      the version\n"
 	      "Exit status: 0 clean, 1 errors repaired, 4 errors left,\n"
 	      "8 operational error (cannot open the image, it is in use, bad option).\n",
 	      f);
+}
+
+/* --grow=SIZE: bytes, a whole number of blocks. */
+static int parse_grow(struct fsck_opts *o, const char *arg)
+{
+	uint64_t bytes;
+
+	if (czfs_parse_size(arg, &bytes) || bytes < CZFS_BLOCK_SIZE) {
+		fprintf(stderr, "fsck.czfs: bad size '%s' for --grow\n", arg);
+		return -EINVAL;
+	}
+	o->grow_blocks = bytes >> CZFS_BLOCK_SHIFT;
+	return 0;
 }
 
 /* Returns 0 to go on, 1 to exit 0 (help, version), -EINVAL. */
@@ -59,6 +78,8 @@ static int parse_opt(struct fsck_opts *o, int c, bool *check_only)
 	case 'f': return 0;
 	case OPT_FAST: o->fast = true; return 0;
 	case OPT_EXTRACT: o->extract = optarg; return 0;
+	case OPT_TRIM: o->trim = true; return 0;
+	case OPT_GROW: return parse_grow(o, optarg);
 	case 'q': o->quiet = true; return 0;
 	case 'h': usage(stdout); return 1;
 	case 'V': printf("fsck.czfs (czfs) %s\n", CZFS_VERSION); return 1;
@@ -85,6 +106,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 	}
 	if (!err && check_only && o->repair) {
 		fprintf(stderr, "fsck.czfs: -n and -y/-p exclude each other\n");
+		err = -EINVAL;
+	}
+	if (!err && check_only && (o->trim || o->grow_blocks)) {
+		fprintf(stderr, "fsck.czfs: -n and --trim/--grow exclude each other\n");
 		err = -EINVAL;
 	}
 	if (!err && optind != argc - 1) {
@@ -138,6 +163,16 @@ static bool after_check(struct fsck_ctx *c)
 	if (c->o.repair) {
 		err = fsck_repair(c);
 		operational = err && err != -ENOSPC;
+		if (!err)
+			operational |= fsck_upgrade_inline(c) < 0;
+	}
+	if (c->o.grow_blocks) {
+		err = fsck_grow(c->fs, c);
+		operational |= err < 0;
+	}
+	if (c->o.trim) {
+		err = fsck_trim(c);
+		operational |= err < 0;
 	}
 	if (c->o.extract) {
 		err = fsck_extract(c, c->o.extract);

@@ -75,7 +75,8 @@ static int diagnose_smap(struct fsck_ctx *c)
 
 int fsck_open(struct fsck_ctx *c)
 {
-	int err = open_fs(c, c->o.repair ? 0 : CZFS_OPEN_RDONLY);
+	bool rw = c->o.repair || c->o.trim || c->o.grow_blocks;
+	int err = open_fs(c, rw ? 0 : CZFS_OPEN_RDONLY);
 
 	if (!err) {
 		c->smap = &c->fs->smap;

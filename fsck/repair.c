@@ -121,7 +121,7 @@ static int apply_fix(struct repair *r, const struct fsck_fix *f)
 {
 	struct czfs_key okey = { CZFS_ORPHAN_OBJECTID, CZFS_ITEM_ORPHAN, f->ino };
 	struct czfs_inode_info ii;
-	int64_t delta = 0;
+	struct czfs_stored delta = { 0 };
 	int err = 0;
 
 	if (f->what & FIX_UNORPHAN)
@@ -140,9 +140,11 @@ static int apply_fix(struct repair *r, const struct fsck_fix *f)
 		ii.parent = f->parent;	/* 0: lost+found, set by attach() */
 	if (f->what & FIX_NENTRIES)
 		ii.nentries = f->nentries;
-	if (f->what & FIX_BLOCKS)
+	if (f->what & FIX_BLOCKS) {
 		ii.blocks = f->blocks;
-	ii.blocks = (uint64_t)MAX((int64_t)ii.blocks + delta, 0);
+		ii.inline_bytes = f->inline_bytes;
+	}
+	czfs_inode_add_stored(&ii, &delta);
 	return czfs_inode_store(r->fs, &ii);
 }
 
@@ -255,7 +257,7 @@ int fsck_repair(struct fsck_ctx *c)
 	struct repair r = { .c = c, .fs = c->fs };
 	int err;
 
-	if (c->fixable <= c->fixed)
+	if (c->fixable <= c->fixed && !c->inline_upgrade)
 		return 0;
 	if (c->fs->rdonly || c->smap != &c->fs->smap) {
 		fsck_error(c, "no repairs: the space map did not load");
@@ -274,6 +276,24 @@ int fsck_repair(struct fsck_ctx *c)
 	}
 	c->fixed = c->fixable - c->unfixed;
 	return 0;
+}
+
+int fsck_upgrade_inline(struct fsck_ctx *c)
+{
+	int err;
+
+	if (!c->o.repair || c->fs->rdonly ||
+	    (c->fs->sb.feature_ro_compat & CZFS_FEATURE_RO_COMPAT_INLINE_BYTES) ||
+	    c->errors || c->fixable > c->fixed || c->walk_incomplete)
+		return 0;
+	err = czfs_fs_add_ro_compat(c->fs, CZFS_FEATURE_RO_COMPAT_INLINE_BYTES);
+	if (err)
+		fprintf(stderr, "fsck.czfs: %s: cannot set the INLINE_BYTES feature: %s\n",
+			c->o.image, strerror(-err));
+	else if (!c->o.quiet)
+		printf("fsck.czfs: %s: INLINE_BYTES feature set, inline_bytes of %lu inodes counted\n",
+		       c->o.image, c->inline_upgrade);
+	return err;
 }
 
 /* ---- the used count, before the map can load -------------------------- */

@@ -86,6 +86,7 @@ struct mk_image {
 	uint32_t incompat;
 	void *inode_item;		/* the builder's copy, for blocks */
 	uint64_t inode_blocks;
+	uint64_t inode_inline;		/* its inline payload bytes */
 	uint8_t *records;		/* MK_RECORDS_CAP */
 	uint8_t *pad;			/* one block */
 	struct mk_named *named;
@@ -473,6 +474,7 @@ static int begin_inode(struct mk_image *im, const struct mk_inode *ip)
 	inode_info(im, ip, &ii);
 	czfs_inode_encode(&ii, &di);
 	im->inode_blocks = 0;
+	im->inode_inline = 0;
 	err = add_item(im, ip->ino, CZFS_ITEM_INODE, 0, &di, sizeof(di),
 		       &im->inode_item);
 	if (!err)
@@ -484,13 +486,16 @@ static int begin_inode(struct mk_image *im, const struct mk_inode *ip)
 	return err;
 }
 
-/* Its data is all written: patch the block count into the INODE item. */
+/* Its data is all written: patch the counts into the INODE item. */
 static void end_inode(struct mk_image *im)
 {
 	__le64 blocks = cpu_to_le64(im->inode_blocks);
+	__le64 inl = cpu_to_le64(im->inode_inline);
 
 	memcpy((uint8_t *)im->inode_item + offsetof(struct czfs_inode, blocks),
 	       &blocks, sizeof(blocks));
+	memcpy((uint8_t *)im->inode_item +
+	       offsetof(struct czfs_inode, inline_bytes), &inl, sizeof(inl));
 }
 
 
@@ -516,6 +521,7 @@ static int add_cluster(struct mk_image *im, uint64_t ino,
 		im->inode_blocks += ci.nblocks;
 		break;
 	default:
+		im->inode_inline += ci.inline_len;
 		break;
 	}
 	if (ci.kind == CZFS_CLUSTER_COMPRESSED ||
@@ -615,6 +621,7 @@ static void super_fill(const struct mk_image *im, uint64_t max,
 	sb->default_level = o->level;
 	sb->cluster_shift = o->cluster_shift;
 	sb->feature_incompat = im->incompat;
+	sb->feature_ro_compat = CZFS_FEATURE_RO_COMPAT_INLINE_BYTES;
 }
 
 /* Checkpoint, then superblock, each after a flush of what it names. */

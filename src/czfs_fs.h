@@ -78,7 +78,9 @@
 #define CZFS_FEATURE_INCOMPAT_ZSTD	0x00000002u	/* zstd clusters */
 #define CZFS_FEATURE_INCOMPAT_SUPP	(CZFS_FEATURE_INCOMPAT_LZ4 | \
 					 CZFS_FEATURE_INCOMPAT_ZSTD)
-#define CZFS_FEATURE_RO_COMPAT_SUPP	0u
+/* every inode's inline_bytes counts its inline cluster payloads */
+#define CZFS_FEATURE_RO_COMPAT_INLINE_BYTES	0x00000001u
+#define CZFS_FEATURE_RO_COMPAT_SUPP	CZFS_FEATURE_RO_COMPAT_INLINE_BYTES
 #define CZFS_FEATURE_COMPAT_SUPP	0u
 
 /* ---- compression algorithms (on-disk ids) ------------------------------ */
@@ -268,7 +270,9 @@ struct czfs_inode {
 	__u8 cluster_shift;	/* this file's cluster size, 0..6 */
 	__u8 reserved0;
 	__le64 nentries;		/* directories: entries, without . and .. */
-	__le64 reserved[3];
+	__le64 inline_bytes;		/* payload bytes of its inline clusters
+					 * (exact with RO_COMPAT_INLINE_BYTES) */
+	__le64 reserved[2];
 };
 
 /* ---- directory entries -------------------------------------------------

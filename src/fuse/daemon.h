@@ -50,6 +50,7 @@ struct czfs_mount_opts {
 	uint64_t max_request;		/* backing request size, bytes */
 	int unaligned;			/* cut requests from each run's start */
 	int no_zero_detect;		/* all-zero clusters are stored too */
+	int nodiscard;			/* freed blocks stay allocated on the host */
 	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
 	bool ro;			/* read-only mount */
 	int atime;			/* CZFS_ATIME_* */

@@ -66,6 +66,9 @@ static const char usage_text[] =
 "                           max_request boundaries (for comparison)\n"
 "    -o no_zero_detect      write all-zero clusters as data, not holes (to\n"
 "                           measure decompression of zeros)\n"
+"    -o discard, nodiscard  punch the blocks each checkpoint frees out of\n"
+"                           IMAGE, giving them back to the host (default:\n"
+"                           discard)\n"
 "    -h, --help             this help\n"
 "    -V, --version          print the version\n"
 "\n";
@@ -86,6 +89,8 @@ static const struct fuse_opt czfs_opts[] = {
 	FUSE_OPT_KEY("reclaim=", KEY_RECLAIM),
 	CZFS_OPT("unaligned_requests", unaligned),
 	CZFS_OPT("no_zero_detect", no_zero_detect),
+	CZFS_OPT("nodiscard", nodiscard),
+	{ "discard", offsetof(struct czfs_mount_opts, nodiscard), 0 },
 	FUSE_OPT_KEY("map=", KEY_MAP),
 	FUSE_OPT_KEY("max_request=", KEY_MAX_REQUEST),
 	FUSE_OPT_KEY("cache_size=", KEY_CACHE),
@@ -359,7 +364,8 @@ static int daemon_setup(struct czfs_daemon *dm)
 {
 	struct czfs_fs_opts fo = {
 		.flags = (dm->opts.ro ? CZFS_OPEN_RDONLY | CZFS_OPEN_NOSMAP : 0) |
-			 (dm->opts.direct_io ? CZFS_OPEN_DIRECT : 0),
+			 (dm->opts.direct_io ? CZFS_OPEN_DIRECT : 0) |
+			 (dm->opts.nodiscard ? 0 : CZFS_OPEN_DISCARD),
 	};
 	int err;
 

@@ -38,7 +38,7 @@ static int rd_add(struct rd_ctx *rc, const char *name, uint64_t ino,
 		rc->err = czfs_mi_get(rc->dm, ino, true, &mi);
 		if (rc->err)
 			return 1;
-		czfs_mi_attr(mi, &ii);
+		czfs_mi_attr_shown(mi, &ii);	/* with its dirty data */
 		czfs_fuse_fill_entry(rc->dm, &ii, &e);
 	} else {
 		e.attr.st_ino = ino;

@@ -205,7 +205,7 @@ static int store_target(struct czfs_daemon *dm, struct czfs_inode_info *ii,
 					   .allow_inline = true };
 	struct czfs_thread *t = czfs_fuse_thread();
 	struct czfs_cluster_info ci;
-	int64_t delta = 0;
+	struct czfs_stored delta = { 0 };
 	unsigned out_len;
 	uint64_t blk;
 	int err;
@@ -223,7 +223,9 @@ static int store_target(struct czfs_daemon *dm, struct czfs_inode_info *ii,
 	}
 	if (!err)
 		err = czfs_cluster_set(dm->fs, ii->ino, 0, &ci, &delta);
-	ii->blocks = (uint64_t)delta;
+	ii->blocks = 0;
+	ii->inline_bytes = 0;
+	czfs_inode_add_stored(ii, &delta);
 	ii->size = len;
 	return err ?: czfs_inode_store(dm->fs, ii);
 }

@@ -214,7 +214,7 @@ static int make_holes(struct czfs_daemon *dm, struct czfs_minode *mi,
 		      uint64_t from, uint64_t to)
 {
 	struct czfs_fs *fs = dm->fs;
-	int64_t delta = 0;
+	struct czfs_stored delta = { 0 };
 	int err;
 
 	if (from >= to)
@@ -233,7 +233,7 @@ static int make_holes(struct czfs_daemon *dm, struct czfs_minode *mi,
 	}
 	atomic_fetch_add(&dm->items_version, 1);
 	pthread_mutex_lock(&mi->lock);
-	mi->ii.blocks = (uint64_t)MAX((int64_t)mi->ii.blocks + delta, 0);
+	czfs_inode_add_stored(&mi->ii, &delta);
 	pthread_mutex_unlock(&mi->lock);
 	pthread_rwlock_unlock(&fs->lock);
 	czfs_ccache_invalidate_range(dm->cc, mi->ino, from, to);

@@ -92,6 +92,8 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 	    ld(&dm->staged_pages));
 	put(o, "backing.reads %llu\nbacking.read_bytes %llu\n",
 	    ld(&b->reads), ld(&b->read_bytes));
+	put(o, "backing.punches %llu\nbacking.punch_bytes %llu\n",
+	    ld(&b->punches), ld(&b->punch_bytes));
 	for (unsigned i = 0; i < CZFS_BDEV_HIST_BUCKETS; i++)
 		put(o, "backing.read_size.%s%uk %llu\n",
 		    i == CZFS_BDEV_HIST_BUCKETS - 1 ? ">" : "<=",

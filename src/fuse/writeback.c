@@ -24,6 +24,7 @@ struct czfs_flusher {
 	bool started, stop;
 	bool changed;			/* something to checkpoint */
 	bool kick;			/* a writer asks for writeback */
+	bool commit_now;		/* freed blocks wait: checkpoint early */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_mutex_t commit_lock;	/* one checkpoint at a time */
@@ -64,6 +65,26 @@ int czfs_space_reserve(struct czfs_daemon *dm, uint64_t blocks)
 void czfs_space_release(struct czfs_daemon *dm, uint64_t blocks)
 {
 	atomic_fetch_sub(&dm->reserved_blocks, blocks);
+}
+
+/*
+ * Freed blocks wait for the next checkpoint before they are reused and
+ * punched (discard): past this many, checkpoint early, so a rewrite-heavy
+ * workload holds at most about this much more than it uses on the host.
+ */
+#define FREED_PENDING_MAX	(65536u)	/* blocks: 256 MiB */
+
+static void note_freed(struct czfs_daemon *dm)
+{
+	struct czfs_flusher *fl = dm->fl;
+
+	if (!fl || fl->commit_now || !dm->fs->discard ||
+	    czfs_smap_freed_pending(&dm->fs->smap) < FREED_PENDING_MAX)
+		return;
+	pthread_mutex_lock(&fl->lock);
+	fl->commit_now = true;
+	pthread_cond_signal(&fl->wake);
+	pthread_mutex_unlock(&fl->lock);
 }
 
 /* ---- dirty clusters ------------------------------------------------------ */
@@ -222,7 +243,7 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 		   struct wb_item *ws, unsigned n)
 {
 	struct czfs_fs *fs = dm->fs;
-	int64_t delta = 0;
+	struct czfs_stored delta = { 0 };
 	int err;
 
 	pthread_rwlock_wrlock(&fs->lock);
@@ -233,7 +254,7 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 	}
 	atomic_fetch_add(&dm->items_version, 1);
 	pthread_mutex_lock(&mi->lock);
-	mi->ii.blocks = (uint64_t)MAX((int64_t)mi->ii.blocks + delta, 0);
+	czfs_inode_add_stored(&mi->ii, &delta);
 	if (!err && first_does_not_compress(&mi->ii, ws, n))
 		mi->ii.flags |= CZFS_INODE_NOCOMPRESS;
 	if (!err && !mi->unlinked) {
@@ -242,6 +263,7 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 	}
 	pthread_mutex_unlock(&mi->lock);
 	pthread_rwlock_unlock(&fs->lock);
+	note_freed(dm);
 	return err;
 }
 
@@ -446,11 +468,12 @@ static void *flusher(void *arg)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += dm->opts.commit;
 	while (!fl->stop) {
-		if (!fl->kick)
+		if (!fl->kick && !fl->commit_now)
 			pthread_cond_timedwait(&fl->wake, &fl->lock, &until);
 		kick = fl->kick && !fl->stop;
 		fl->kick = false;
-		commit = !fl->stop && past(&until);
+		commit = !fl->stop && (past(&until) || fl->commit_now);
+		fl->commit_now = false;
 		if (commit) {
 			commit = fl->changed;
 			fl->changed = false;

@@ -37,6 +37,10 @@ void czfs_bdev_account(struct czfs_bdev *b, char op, size_t len)
 		atomic_fetch_add_explicit(&b->stats.writes, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&b->stats.write_bytes, len, memory_order_relaxed);
 		break;
+	case 'p':
+		atomic_fetch_add_explicit(&b->stats.punches, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&b->stats.punch_bytes, len, memory_order_relaxed);
+		break;
 	default:
 		atomic_fetch_add_explicit(&b->stats.flushes, 1, memory_order_relaxed);
 		break;
@@ -129,6 +133,19 @@ static int file_resize(struct czfs_bdev *bd, uint64_t size)
 	return 0;
 }
 
+static int file_punch(struct czfs_bdev *bd, uint64_t off, uint64_t len)
+{
+	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
+
+	if (bd->flags & CZFS_BDEV_RDONLY)
+		return -EROFS;
+	czfs_bdev_account(bd, 'p', len);
+	if (fallocate(fb->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)off, (off_t)len))
+		return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+	return 0;
+}
+
 static void file_destroy(struct czfs_bdev *bd)
 {
 	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
@@ -143,6 +160,7 @@ static const struct czfs_bdev_ops file_ops = {
 	.write = file_write,
 	.flush = file_flush,
 	.resize = file_resize,
+	.punch = file_punch,
 	.destroy = file_destroy,
 };
 

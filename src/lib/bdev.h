@@ -8,6 +8,7 @@
 #ifndef CZFS_BDEV_H
 #define CZFS_BDEV_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +26,7 @@ struct czfs_bdev_stats {
 	atomic_ullong reads, read_bytes;
 	atomic_ullong writes, write_bytes;
 	atomic_ullong flushes;
+	atomic_ullong punches, punch_bytes;	/* ranges given back */
 	atomic_ullong read_hist[CZFS_BDEV_HIST_BUCKETS];
 };
 
@@ -42,6 +44,12 @@ struct czfs_bdev_ops {
 	int (*flush)(struct czfs_bdev *b);
 	/* Set the size of a file device; -EOPNOTSUPP for block devices. */
 	int (*resize)(struct czfs_bdev *b, uint64_t size);
+	/*
+	 * Give [off, off + len) back to the host (fallocate PUNCH_HOLE |
+	 * KEEP_SIZE): it reads as zeros afterwards, the size is unchanged.
+	 * 0, -EOPNOTSUPP where the host cannot, -EROFS, or -errno.
+	 */
+	int (*punch)(struct czfs_bdev *b, uint64_t off, uint64_t len);
 	void (*destroy)(struct czfs_bdev *b);
 };
 
@@ -64,7 +72,7 @@ int czfs_bdev_fd(const struct czfs_bdev *b);
  * as O_DIRECT would.
  */
 struct czfs_bdev_req {
-	char op;			/* 'r', 'w' or 'f' */
+	char op;			/* 'r', 'w', 'f' or 'p' (punch) */
 	uint64_t off;
 	uint64_t len;
 };
@@ -106,6 +114,12 @@ static inline int czfs_bdev_write(struct czfs_bdev *b, const void *buf,
 static inline int czfs_bdev_flush(struct czfs_bdev *b)
 {
 	return b->ops->flush(b);
+}
+
+static inline int czfs_bdev_punch(struct czfs_bdev *b, uint64_t off,
+				  uint64_t len)
+{
+	return b->ops->punch ? b->ops->punch(b, off, len) : -EOPNOTSUPP;
 }
 
 /* Account one request in the statistics (used by the implementations). */

@@ -148,6 +148,22 @@ static int mem_resize(struct czfs_bdev *b, uint64_t size)
 	return err;
 }
 
+/* Zeroes the range (inside the device) as a punched hole reads. */
+static int mem_punch(struct czfs_bdev *b, uint64_t off, uint64_t len)
+{
+	struct mem_bdev *mb = to_mem(b);
+	int err;
+
+	if (b->flags & CZFS_BDEV_RDONLY)
+		return -EROFS;
+	pthread_mutex_lock(&mb->lock);
+	err = mem_begin(mb, 'p', off, len);
+	if (!err && off < b->size)
+		memset(mb->data + off, 0, MIN(len, b->size - off));
+	pthread_mutex_unlock(&mb->lock);
+	return err;
+}
+
 static void mem_destroy(struct czfs_bdev *b)
 {
 	struct mem_bdev *mb = to_mem(b);
@@ -164,6 +180,7 @@ static const struct czfs_bdev_ops mem_ops = {
 	.write = mem_write,
 	.flush = mem_flush,
 	.resize = mem_resize,
+	.punch = mem_punch,
 	.destroy = mem_destroy,
 };
 

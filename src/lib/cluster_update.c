@@ -19,12 +19,12 @@ static int announce_alg(struct czfs_fs *fs, const struct czfs_cluster_info *ci)
 }
 
 int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
-		     const struct czfs_cluster_info *ci, int64_t *blocks_delta)
+		     const struct czfs_cluster_info *ci, struct czfs_stored *delta)
 {
 	uint8_t old[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
 	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
 	struct czfs_key key = { ino, CZFS_ITEM_CLUSTER, idx };
-	uint64_t freed = 0;
+	struct czfs_stored freed = { 0 };
 	int n, err;
 
 	err = announce_alg(fs, ci);
@@ -37,28 +37,32 @@ int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 		err = czfs_item_free_blocks(fs, &key, old, (unsigned)n, &freed);
 		if (err)
 			return err;
-		*blocks_delta -= (int64_t)freed;
+		delta->blocks -= freed.blocks;
+		delta->inline_bytes -= freed.inline_bytes;
 	} else if (n != -ENOENT) {
 		return n;
 	}
 	if (ci->kind == CZFS_CLUSTER_HOLE)
 		return n >= 0 ? czfs_btree_delete(&fs->tree, &key) : 0;
 	if (ci->kind == CZFS_CLUSTER_RAW || ci->kind == CZFS_CLUSTER_COMPRESSED)
-		*blocks_delta += ci->nblocks;
+		delta->blocks += ci->nblocks;
+	else
+		delta->inline_bytes += ci->inline_len;
 	return czfs_btree_put(&fs->tree, &key, val, czfs_cluster_item_encode(ci, val));
 }
 
 int czfs_clusters_drop(struct czfs_fs *fs, uint64_t ino, uint64_t from,
-		       int64_t *blocks_delta)
+		       struct czfs_stored *delta)
 {
 	struct czfs_key first = { ino, CZFS_ITEM_CLUSTER, from };
 	struct czfs_key last = { ino, CZFS_ITEM_CLUSTER, CZFS_KEY_OFFSET_MASK };
-	uint64_t freed = 0;
+	struct czfs_stored freed = { 0 };
 	int err;
 
 	if (from > CZFS_KEY_OFFSET_MASK)
 		return 0;
 	err = czfs_items_delete(fs, &first, &last, &freed);
-	*blocks_delta -= (int64_t)freed;
+	delta->blocks -= freed.blocks;
+	delta->inline_bytes -= freed.inline_bytes;
 	return err;
 }

@@ -45,18 +45,35 @@ static void fill_checkpoint(struct czfs_fs *fs, struct czfs_cp_info *cp)
 	cp->commit_nsec = (uint32_t)now.tv_nsec;
 }
 
+int czfs_fs_write_super(struct czfs_fs *fs, const struct czfs_sb_info *sb)
+{
+	int err = czfs_super_write(fs->bdev, sb);
+
+	if (!err)
+		fs->sb = *sb;
+	return err;
+}
+
 int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat)
 {
 	struct czfs_sb_info sb = fs->sb;
-	int err;
 
 	if (!(incompat & ~fs->sb.feature_incompat))
 		return 0;
 	sb.feature_incompat |= incompat;
-	err = czfs_super_write(fs->bdev, &sb);
-	if (!err)
-		fs->sb.feature_incompat = sb.feature_incompat;
-	return err;
+	return czfs_fs_write_super(fs, &sb);
+}
+
+int czfs_fs_add_ro_compat(struct czfs_fs *fs, uint32_t ro_compat)
+{
+	struct czfs_sb_info sb = fs->sb;
+	int err;
+
+	if (!(ro_compat & ~fs->sb.feature_ro_compat))
+		return 0;
+	sb.feature_ro_compat |= ro_compat;
+	err = czfs_fs_write_super(fs, &sb);
+	return err ?: czfs_bdev_flush(fs->bdev);
 }
 
 int czfs_fs_commit(struct czfs_fs *fs)
@@ -84,6 +101,7 @@ int czfs_fs_commit(struct czfs_fs *fs)
 			 (unsigned long long)(fs->cp.generation + 1), strerror(-err));
 		return err;
 	}
+	czfs_fs_discard_freed(fs);
 	czfs_smap_committed(&fs->smap);
 	fs->cp = cp;
 	return 0;

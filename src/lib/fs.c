@@ -111,6 +111,7 @@ int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,
 	}
 	fs->bdev = bdev;
 	fs->rdonly = opts->flags & CZFS_OPEN_RDONLY;
+	fs->discard = !fs->rdonly && (opts->flags & CZFS_OPEN_DISCARD);
 	pthread_rwlock_init(&fs->lock, NULL);
 	err = fs_lock_image(fs, opts->flags);
 	if (!err)
@@ -129,6 +130,7 @@ int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,
 		czfs_fs_close(fs);
 		return err;
 	}
+	czfs_fs_discard_free(fs);
 	*out = fs;
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "btree.h"
+#include "discard.h"
 #include "spacemap.h"
 #include "super.h"
 
@@ -18,12 +19,15 @@ struct czfs_bdev;
 struct czfs_codec;
 struct czfs_cluster_info;
 struct czfs_inode_info;
+struct czfs_stored;
 
 #define CZFS_OPEN_RDONLY	0x01	/* no writes to the image */
 #define CZFS_OPEN_DIRECT	0x02	/* O_DIRECT on the image */
 #define CZFS_OPEN_NOSMAP	0x04	/* do not load the space map (ro only) */
 #define CZFS_OPEN_EXCL		0x08	/* exclusive lock even when read-only
 					 * (fsck: no mount may share it) */
+#define CZFS_OPEN_DISCARD	0x10	/* punch blocks freed by each commit
+					 * out of the image file (discard.h) */
 
 struct czfs_fs_opts {
 	unsigned flags;			/* CZFS_OPEN_* */
@@ -38,6 +42,8 @@ struct czfs_fs {
 	struct czfs_btree tree;
 	struct czfs_smap smap;		/* loaded unless CZFS_OPEN_NOSMAP */
 	bool rdonly;
+	bool discard;			/* CZFS_OPEN_DISCARD, until the host refuses */
+	struct czfs_discard_stats discarded;	/* by commits, fs->lock */
 	/* Metadata lock: shared for lookups, exclusive for changes. */
 	pthread_rwlock_t lock;
 };
@@ -49,7 +55,8 @@ struct czfs_fs {
  * Then checks, in order, each failure with a log line:
  * superblock (czfs_super_decode), image size (a file shorter than the
  * checkpoint's image_blocks is truncated: -EFSCORRUPTED), checkpoint,
- * root node, space map, root inode is a directory.  Returns 0, the errors
+ * root node, space map, root inode is a directory.  With CZFS_OPEN_DISCARD
+ * the free ranges are then punched out of the image (discard.h).  Returns 0, the errors
  * of those checks, or the open(2) errno.
  */
 int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
@@ -77,7 +84,9 @@ void czfs_fs_close(struct czfs_fs *fs);
  *   2. the changed space-map blocks are written (copy-on-write)
  *   3. flush: everything the new checkpoint names is on disk
  *   4. the checkpoint goes to the older slot, then flush
- *   5. blocks freed by this transaction become reusable
+ *   5. with discard, the blocks freed by this transaction are punched out
+ *      of the image file (discard.h)
+ *   6. blocks freed by this transaction become reusable
  * A crash at any point before 4 completes leaves the previous checkpoint
  * and everything it names intact.  Both need a writable fs with its space
  * map; the caller holds fs->lock exclusively.  Returns 0, -EROFS, -ENOSPC
@@ -104,6 +113,28 @@ int czfs_fs_commit_unmount(struct czfs_fs *fs);
  * exclusive.  0 or an I/O error (fs->sb unchanged then).
  */
 int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat);
+
+/*
+ * Announce ro_compat bits the image now meets (rewritten in place and
+ * flushed; after the commit that makes them true).  A no-op when set.
+ * Writable fs, fs->lock held exclusive or no other user.  0 or -errno.
+ */
+int czfs_fs_add_ro_compat(struct czfs_fs *fs, uint32_t ro_compat);
+
+/* Rewrite the superblock in place (block 0) as sb; fs->sb = *sb on success. */
+int czfs_fs_write_super(struct czfs_fs *fs, const struct czfs_sb_info *sb);
+
+/*
+ * Raise the size limit to max_blocks (never lowers it) in place: the space
+ * map grows, a commit records the limit in the checkpoint, then the
+ * superblock's copy is rewritten; a file image is extended (sparse) to the
+ * new limit first.  For an offline tool: a writable fs nobody else uses,
+ * closed afterwards (the node cache keeps the old limit for its checks).
+ * Returns 0, -EROFS, -EINVAL (smaller than now), -EFBIG (more index blocks
+ * than a checkpoint holds), -ENOSPC (a block device too small), or the
+ * commit's errors.
+ */
+int czfs_fs_grow(struct czfs_fs *fs, uint64_t max_blocks);
 
 /* ---- file data (fileread.c) -------------------------------------------- */
 
@@ -135,16 +166,16 @@ int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
  * Changes to a file's clusters, inside a transaction (fs->lock held
  * exclusive).  czfs_cluster_set: cluster idx of ino becomes ci (a hole
  * deletes the item); the blocks of the old extent are freed, those of the
- * new one were allocated and written by the caller; *blocks_delta gets the
- * change of the inode's block count; a compressed cluster of an algorithm
+ * new one were allocated and written by the caller; *delta gets the
+ * change of the inode's block count and inline bytes; a compressed cluster of an algorithm
  * the superblock does not announce first sets its feature bit (superblock
  * rewritten in place).  czfs_clusters_drop: delete clusters
  * idx >= from (truncate), freeing their blocks.  0 or -errno.
  */
 int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
-		     const struct czfs_cluster_info *ci, int64_t *blocks_delta);
+		     const struct czfs_cluster_info *ci, struct czfs_stored *delta);
 int czfs_clusters_drop(struct czfs_fs *fs, uint64_t ino, uint64_t from,
-		       int64_t *blocks_delta);
+		       struct czfs_stored *delta);
 
 /*
  * Simple uncached read of len bytes at off from a file (or symlink target):

@@ -61,6 +61,7 @@ int czfs_inode_decode(const void *val, unsigned len, uint64_t ino,
 	ii->level = di.level;
 	ii->cluster_shift = di.cluster_shift;
 	ii->nentries = le64_to_cpu(di.nentries);
+	ii->inline_bytes = le64_to_cpu(di.inline_bytes);
 
 	if (!valid_type(ii->mode))
 		return inode_bad(ino, "unknown file type");
@@ -111,6 +112,7 @@ void czfs_inode_encode(const struct czfs_inode_info *ii, struct czfs_inode *di)
 	di->level = (int8_t)ii->level;
 	di->cluster_shift = (uint8_t)ii->cluster_shift;
 	di->nentries = cpu_to_le64(ii->nentries);
+	di->inline_bytes = cpu_to_le64(ii->inline_bytes);
 }
 
 int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
@@ -139,10 +141,25 @@ void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st)
 	st->st_rdev = makedev(ii->rdev_major, ii->rdev_minor);
 	st->st_size = (off_t)ii->size;
 	st->st_blksize = CZFS_BLOCK_SIZE;
-	st->st_blocks = (blkcnt_t)(ii->blocks * (CZFS_BLOCK_SIZE / 512));
+	st->st_blocks = (blkcnt_t)(ii->blocks * (CZFS_BLOCK_SIZE / 512) +
+				   DIV_ROUND_UP(ii->inline_bytes, 512));
 	st->st_atim = ii->atime;
 	st->st_mtim = ii->mtime;
 	st->st_ctim = ii->ctime;
+}
+
+static uint64_t add_clamped(uint64_t v, int64_t d)
+{
+	if (d < 0 && (uint64_t)-d > v)
+		return 0;
+	return v + (uint64_t)d;
+}
+
+void czfs_inode_add_stored(struct czfs_inode_info *ii,
+			   const struct czfs_stored *d)
+{
+	ii->blocks = add_clamped(ii->blocks, d->blocks);
+	ii->inline_bytes = add_clamped(ii->inline_bytes, d->inline_bytes);
 }
 
 unsigned czfs_mode_to_dtype(uint32_t mode)

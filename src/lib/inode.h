@@ -24,7 +24,21 @@ struct czfs_inode_info {
 	int level;
 	unsigned cluster_shift;
 	uint64_t nentries;		/* directories */
+	uint64_t inline_bytes;		/* inline cluster payload bytes */
 };
+
+/*
+ * What a change did to the room an inode takes: blocks outside the tree
+ * and payload bytes of inline clusters.  Cluster updates add to one.
+ */
+struct czfs_stored {
+	int64_t blocks;
+	int64_t inline_bytes;
+};
+
+/* Apply d to ii's counters, neither going below zero. */
+void czfs_inode_add_stored(struct czfs_inode_info *ii,
+			   const struct czfs_stored *d);
 
 /*
  * Decode an INODE item of len bytes for inode ino.  Checks: len, file type
@@ -41,7 +55,10 @@ void czfs_inode_encode(const struct czfs_inode_info *ii, struct czfs_inode *di);
 int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
 		    struct czfs_inode_info *ii);
 
-/* Fill st as stat(2) shows ii (st_blocks in 512-byte units). */
+/*
+ * st_blocks counts the blocks and the inline payload rounded up to 512-byte
+ * sectors (as ext4 counts inline data), so a file with data never shows 0.
+ */
 void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st);
 
 /* "regular file", "directory", ... for messages; "unknown" if none. */
@@ -60,8 +77,9 @@ const char *czfs_inode_type_name(uint32_t mode);
  * czfs_orphan_add/del: the ORPHAN item of an inode unlinked while open
  *   (mount and fsck finish destroying it).
  * czfs_items_delete: delete the items in [first, last], freeing their
- *   blocks; adds the blocks freed to *freed.
- * czfs_item_free_blocks: free the blocks one item owns (adds to *freed).
+ *   blocks; adds the blocks freed and the inline bytes dropped to *freed.
+ * czfs_item_free_blocks: free the blocks one item owns (adds to *freed as
+ *   czfs_items_delete does).
  * All return 0 or -errno (-ENOSPC, -EFSCORRUPTED, I/O errors).
  */
 struct czfs_fs;
@@ -75,9 +93,10 @@ int czfs_orphan_del(struct czfs_fs *fs, uint64_t ino);
 /* Destroy every orphan (after a crash; mount and fsck do it): *count. */
 int czfs_orphans_reap(struct czfs_fs *fs, unsigned *count);
 int czfs_items_delete(struct czfs_fs *fs, const struct czfs_key *first,
-		      const struct czfs_key *last, uint64_t *freed);
+		      const struct czfs_key *last, struct czfs_stored *freed);
 int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
-			  const void *val, unsigned size, uint64_t *freed);
+			  const void *val, unsigned size,
+			  struct czfs_stored *freed);
 
 /* Bytes per cluster of this inode. */
 static inline uint32_t czfs_inode_cluster_bytes(const struct czfs_inode_info *ii)

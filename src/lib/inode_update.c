@@ -52,7 +52,8 @@ int czfs_inode_create(struct czfs_fs *fs, struct czfs_inode_info *ii)
 
 /* Blocks an item owns: a cluster extent, external xattr values. */
 int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
-			  const void *val, unsigned size, uint64_t *freed)
+			  const void *val, unsigned size,
+			  struct czfs_stored *freed)
 {
 	struct czfs_cluster_info ci;
 	struct czfs_xattr x;
@@ -66,7 +67,9 @@ int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
 			return ret;
 		if (ci.kind == CZFS_CLUSTER_RAW || ci.kind == CZFS_CLUSTER_COMPRESSED) {
 			czfs_smap_free(&fs->smap, ci.blkaddr, ci.nblocks);
-			*freed += ci.nblocks;
+			freed->blocks += ci.nblocks;
+		} else {
+			freed->inline_bytes += ci.inline_len;
 		}
 		return 0;
 	}
@@ -77,7 +80,7 @@ int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
 
 		if (x.blkaddr && n) {
 			czfs_smap_free(&fs->smap, x.blkaddr, n);
-			*freed += n;
+			freed->blocks += (int64_t)n;
 		}
 	}
 	return ret;
@@ -89,7 +92,7 @@ struct collect_keys {
 	struct czfs_fs *fs;
 	struct czfs_key keys[DESTROY_BATCH];
 	unsigned n;
-	uint64_t freed;
+	struct czfs_stored freed;
 	int err;
 };
 
@@ -106,7 +109,7 @@ static int collect_key(void *arg, const struct czfs_key *key, const void *val,
 }
 
 int czfs_items_delete(struct czfs_fs *fs, const struct czfs_key *first,
-		      const struct czfs_key *last, uint64_t *freed)
+		      const struct czfs_key *last, struct czfs_stored *freed)
 {
 	struct collect_keys *c = malloc(sizeof(*c));
 	int ret;
@@ -114,7 +117,7 @@ int czfs_items_delete(struct czfs_fs *fs, const struct czfs_key *first,
 	if (!c)
 		return -ENOMEM;
 	c->fs = fs;
-	c->freed = 0;
+	c->freed = (struct czfs_stored){ 0 };
 	do {
 		c->n = 0;
 		c->err = 0;
@@ -122,7 +125,8 @@ int czfs_items_delete(struct czfs_fs *fs, const struct czfs_key *first,
 		for (unsigned i = 0; ret >= 0 && i < c->n; i++)
 			ret = czfs_btree_delete(&fs->tree, &c->keys[i]);
 	} while (ret >= 0 && c->n == DESTROY_BATCH);
-	*freed += c->freed;
+	freed->blocks += c->freed.blocks;
+	freed->inline_bytes += c->freed.inline_bytes;
 	free(c);
 	return ret < 0 ? ret : 0;
 }
@@ -131,7 +135,7 @@ int czfs_inode_destroy(struct czfs_fs *fs, uint64_t ino)
 {
 	struct czfs_key first = { ino, 0, 0 };
 	struct czfs_key last = { ino, 0xff, CZFS_KEY_OFFSET_MASK };
-	uint64_t freed = 0;
+	struct czfs_stored freed = { 0 };
 	int err;
 
 	err = czfs_items_delete(fs, &first, &last, &freed);

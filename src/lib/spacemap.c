@@ -99,6 +99,9 @@ void smap_free_locked(struct czfs_smap *sm, uint64_t start, uint64_t n)
 		czfs_err("space map: freeing blocks %" PRIu64 "+%" PRIu64
 			 ": %" PRIu64 " were free", start, n, n - freed);
 	sm->used -= freed;
+	sm->freed_pending += freed;
+	if (freed && (!sm->low_freed || start < sm->low_freed))
+		sm->low_freed = start;
 	mark_dirty(sm, start, start + n);
 }
 
@@ -177,6 +180,8 @@ int smap_alloc_locked(struct czfs_smap *sm, uint64_t n, uint64_t *blkaddr)
 	if (start == NO_RUN)
 		return -ENOSPC;
 	mark_used(sm, start, n);
+	/* freed before the next commit, it waits for it (and its punch) */
+	bits_assign(sm->committed, start, start + n, true);
 	sm->cursor = start + n < sm->max_blocks ? start + n :
 		     CZFS_FIRST_DATA_BLKADDR;
 	*blkaddr = start;
@@ -340,6 +345,16 @@ int czfs_smap_set_used(struct czfs_smap *sm, uint64_t blkaddr, uint64_t n)
 	return err;
 }
 
+uint64_t czfs_smap_freed_pending(struct czfs_smap *sm)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&sm->lock);
+	n = sm->freed_pending;
+	pthread_mutex_unlock(&sm->lock);
+	return n;
+}
+
 bool czfs_smap_test(struct czfs_smap *sm, uint64_t blkaddr)
 {
 	bool used;
@@ -361,6 +376,10 @@ void czfs_smap_committed(struct czfs_smap *sm)
 		       CZFS_BLOCK_SIZE);
 		sm->bitmap_dirty[k] &= ~BM_PENDING;
 	}
+	if (sm->low_freed && sm->low_freed < sm->cursor)
+		sm->cursor = sm->low_freed;
+	sm->low_freed = 0;
+	sm->freed_pending = 0;
 	pthread_mutex_unlock(&sm->lock);
 }
 

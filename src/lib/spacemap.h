@@ -4,10 +4,13 @@
  * copy-on-write at each checkpoint.
  *
  * Two bitmaps: cur (what is in use now) and committed (what the last
- * durable checkpoint uses).  A block may be allocated only if it is free in
- * both, so blocks freed since the last checkpoint are not reused until the
- * next checkpoint is durable: the on-disk checkpoint never sees its blocks
- * overwritten.
+ * durable checkpoint uses, and what was allocated since).  A block may be
+ * allocated only if it is free in both, so blocks freed since the last
+ * checkpoint are not reused until the next checkpoint is durable: the
+ * on-disk checkpoint never sees its blocks overwritten.  A block allocated
+ * and freed between two checkpoints waits for the next one as well: it may
+ * have been written, and discard punches it once that checkpoint is
+ * durable (committed & ~cur is exactly what to punch).
  *
  * Threads: every function takes the map's own mutex; callers need no lock.
  */
@@ -32,6 +35,9 @@ struct czfs_smap {
 	uint64_t *cur;
 	uint64_t *committed;
 	uint64_t cursor;		/* next-fit search start */
+	uint64_t low_freed;		/* lowest block freed since the last
+					 * commit, 0 = none */
+	uint64_t freed_pending;		/* blocks freed since the last commit */
 	/* per bitmap block (32768 blocks each) */
 	uint64_t nr_bitmaps;
 	uint64_t *bitmap_addr;		/* on disk, 0 = never written */
@@ -67,8 +73,11 @@ int czfs_smap_load_recount(struct czfs_smap *sm, struct czfs_bdev *bdev,
 
 /*
  * Allocate n (1..CZFS_MAX_CLUSTER_BLOCKS or more) contiguous blocks, next
- * fit from the cursor, marking them used.  Returns 0 and *blkaddr, or
- * -ENOSPC.
+ * fit from the cursor, marking them used.  Each commit moves the cursor
+ * back to the lowest block it made reusable, so allocation fills the
+ * image from its start and the front does not sweep the whole size limit
+ * (an image file takes on the host about what it holds).  Returns 0 and
+ * *blkaddr, or -ENOSPC.
  */
 int czfs_smap_alloc(struct czfs_smap *sm, uint64_t n, uint64_t *blkaddr);
 
@@ -83,6 +92,9 @@ void czfs_smap_usage(struct czfs_smap *sm, uint64_t *max_blocks, uint64_t *used)
 
 /* Blocks the persisted map itself occupies (index and bitmap blocks). */
 uint64_t czfs_smap_disk_blocks(struct czfs_smap *sm);
+
+/* Blocks freed since the last commit (reusable, and punched, after it). */
+uint64_t czfs_smap_freed_pending(struct czfs_smap *sm);
 
 /* True if blkaddr is used in cur. */
 bool czfs_smap_test(struct czfs_smap *sm, uint64_t blkaddr);
@@ -100,7 +112,10 @@ int czfs_smap_grow(struct czfs_smap *sm, uint64_t max_blocks);
 int czfs_smap_write(struct czfs_smap *sm, struct czfs_bdev *bdev,
 		    uint64_t gen, struct czfs_cp_info *cp);
 
-/* The checkpoint written after czfs_smap_write is durable: committed = cur. */
+/*
+ * The checkpoint written after czfs_smap_write is durable: committed = cur,
+ * and the cursor goes back to the lowest block freed meanwhile.
+ */
 void czfs_smap_committed(struct czfs_smap *sm);
 
 #endif /* CZFS_SPACEMAP_H */

@@ -28,3 +28,4 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
 
 include tests/integration/mkfs.mk
 include tests/integration/rw.mk
+include tests/integration/space.mk

@@ -167,9 +167,10 @@ START_TEST(cluster_items_replace_and_truncate)
 	struct czfs_cluster_info ci = { .kind = CZFS_CLUSTER_RAW, .nblocks = 4,
 					.ulen = 16384 }, got;
 	uint8_t inl[CZFS_INLINE_MAX];
-	int64_t delta = 0;
+	struct czfs_stored delta = { 0 };
 	uint64_t blk;
 
+	memset(inl, 0x5a, sizeof(inl));
 	ck_assert_int_eq(czfs_inode_read(&fs->tree, 5, &ii), 0);	/* 16 KiB clusters? */
 	ii.cluster_shift = 2;
 	for (uint64_t idx = 0; idx < 10; idx++) {
@@ -177,18 +178,32 @@ START_TEST(cluster_items_replace_and_truncate)
 		ci.blkaddr = blk;
 		ck_assert_int_eq(czfs_cluster_set(fs, 5, idx, &ci, &delta), 0);
 	}
-	ck_assert_int_eq(delta, 40);
+	ck_assert_int_eq(delta.blocks, 40);
 	/* replacing a cluster frees the old extent */
 	ck_assert_int_eq(czfs_smap_alloc(&fs->smap, 4, &blk), 0);
 	ci.blkaddr = blk;
 	ck_assert_int_eq(czfs_cluster_set(fs, 5, 3, &ci, &delta), 0);
-	ck_assert_int_eq(delta, 40);
+	ck_assert_int_eq(delta.blocks, 40);
 	/* a hole deletes the item */
 	ci.kind = CZFS_CLUSTER_HOLE;
 	ck_assert_int_eq(czfs_cluster_set(fs, 5, 4, &ci, &delta), 0);
-	ck_assert_int_eq(delta, 36);
+	ck_assert_int_eq(delta.blocks, 36);
 	ck_assert_int_eq(czfs_clusters_drop(fs, 5, 7, &delta), 0);
-	ck_assert_int_eq(delta, 24);
+	ck_assert_int_eq(delta.blocks, 24);
+	ck_assert_int_eq(delta.inline_bytes, 0);
+	/* an inline cluster counts its payload, replacing it uncounts it */
+	ci = (struct czfs_cluster_info){ .kind = CZFS_CLUSTER_INLINE,
+					 .ulen = 700, .inline_len = 700,
+					 .inline_data = inl };
+	ck_assert_int_eq(czfs_cluster_set(fs, 5, 5, &ci, &delta), 0);
+	ck_assert_int_eq(delta.inline_bytes, 700);
+	ck_assert_int_eq(delta.blocks, 20);	/* its 4 blocks are gone */
+	ci.ulen = ci.inline_len = 300;
+	ck_assert_int_eq(czfs_cluster_set(fs, 5, 5, &ci, &delta), 0);
+	ck_assert_int_eq(delta.inline_bytes, 300);
+	ck_assert_int_eq(czfs_clusters_drop(fs, 5, 5, &delta), 0);
+	ck_assert_int_eq(delta.inline_bytes, 0);
+	ck_assert_int_eq(delta.blocks, 16);
 	commit_and_reopen();
 	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 3, 1, &got, inl), 0);
 	ck_assert_uint_eq(got.blkaddr, blk);
@@ -204,7 +219,7 @@ START_TEST(new_algorithm_sets_its_feature_bit)
 {
 	struct czfs_cluster_info ci = { .kind = CZFS_CLUSTER_RAW, .nblocks = 1,
 					.ulen = 4096 };
-	int64_t delta = 0;
+	struct czfs_stored delta = { 0 };
 	uint64_t blk;
 
 	/* given: an image announcing lz4 only */

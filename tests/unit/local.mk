@@ -16,6 +16,7 @@ UNIT_TESTS = \
 	tests/unit/check_checkpoint \
 	tests/unit/check_spacemap \
 	tests/unit/check_spacemap_io \
+	tests/unit/check_discard \
 	tests/unit/check_meta \
 	tests/unit/check_pagepool \
 	tests/unit/check_ccache \
@@ -47,3 +48,5 @@ tests_unit_check_window_LDADD = $(CZFS_CACHE_LIBS) $(CHECK_LIBS)
 SMAP_TESTLIB = tests/unit/smap_testlib.c tests/unit/smap_testlib.h
 tests_unit_check_spacemap_SOURCES = tests/unit/check_spacemap.c $(SMAP_TESTLIB)
 tests_unit_check_spacemap_io_SOURCES = tests/unit/check_spacemap_io.c $(SMAP_TESTLIB)
+tests_unit_check_discard_SOURCES = tests/unit/check_discard.c $(SMAP_TESTLIB) \
+	$(FS_TESTLIB)

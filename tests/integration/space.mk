@@ -1,0 +1,8 @@
+# Space tests (issue 11): st_blocks, giving freed space back to the host,
+# compact allocation, growing an image.
+SPACE_TESTS = \
+	tests/integration/space_blocks.sh \
+	tests/integration/space_host.sh \
+	tests/integration/space_grow.sh
+TESTS += $(SPACE_TESTS)
+EXTRA_DIST += $(SPACE_TESTS)

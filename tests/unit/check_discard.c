@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests: giving freed blocks back to the host (discard.c) and the
+ * compact allocation that goes with it.  The in-memory device logs every
+ * request, so the tests assert which ranges are punched, in how many
+ * requests, and that no punch comes before the checkpoint that freed the
+ * blocks is durable.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdev.h"
+#include "discard.h"
+#include "fs.h"
+#include "fs_testlib.h"
+#include "inode.h"
+#include "log.h"
+#include "smap_testlib.h"
+#include "util.h"
+#include "spacemap.h"
+
+/* The punch requests in b's log, after clearing it was last done. */
+static size_t punches(struct czfs_bdev *b, const struct czfs_bdev_req **first)
+{
+	size_t n, count = 0;
+	const struct czfs_bdev_req *log = czfs_bdev_mem_log(b, &n);
+
+	*first = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (log[i].op != 'p')
+			continue;
+		if (!count++)
+			*first = &log[i];
+	}
+	return count;
+}
+
+/* A map of map_blocks on a memory device of dev_blocks, nothing logged. */
+static struct czfs_bdev *map_on_device(uint64_t dev_blocks, uint64_t map_blocks,
+				       struct czfs_smap *sm)
+{
+	struct czfs_bdev *b;
+
+	ck_assert_int_eq(czfs_bdev_mem_create(dev_blocks * BS, 0, &b), 0);
+	ck_assert_int_eq(czfs_smap_init(sm, map_blocks), 0);
+	return b;
+}
+
+/* Run a discard pass of freed blocks; the one punch it must make. */
+static void expect_one_punch(struct czfs_smap *sm, struct czfs_bdev *b,
+			     uint64_t start, uint64_t n)
+{
+	struct czfs_discard_stats st = { 0 };
+	const struct czfs_bdev_req *p;
+
+	czfs_bdev_mem_clear_log(b);
+	ck_assert_int_eq(czfs_smap_discard_freed(sm, b, &st), 0);
+	ck_assert_uint_eq(punches(b, &p), 1);
+	ck_assert_uint_eq(p->off, start * BS);
+	ck_assert_uint_eq(p->len, n * BS);
+	ck_assert_uint_eq(st.blocks, n);
+	ck_assert_uint_eq(st.ranges, 1);
+}
+
+START_TEST(freed_blocks_punched_once_merged)
+{
+	struct czfs_discard_stats st = { 0 };
+	const struct czfs_bdev_req *p;
+	struct czfs_bdev *b;
+	struct czfs_smap sm;
+	uint64_t a, c, d;
+
+	/* given: three extents, committed */
+	b = map_on_device(1000, 1000, &sm);
+	a = smap_alloc_ok(&sm, 10);
+	c = smap_alloc_ok(&sm, 5);
+	d = smap_alloc_ok(&sm, 7);
+	czfs_smap_committed(&sm);
+	memset(czfs_bdev_mem_data(b) + c * BS, 0xaa, 12 * BS);
+	/* when: the two adjacent ones are freed and discarded */
+	czfs_smap_free(&sm, c, 5);
+	czfs_smap_free(&sm, d, 7);
+	/* then: one request covers both, and they read as zeros */
+	expect_one_punch(&sm, b, c, 12);
+	ck_assert(czfs_is_zero(czfs_bdev_mem_data(b) + c * BS, 12 * BS));
+	/* and: once committed, nothing is left to punch */
+	czfs_smap_committed(&sm);
+	czfs_bdev_mem_clear_log(b);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
+	ck_assert_uint_eq(punches(b, &p), 0);
+	/* and: blocks still in use are never punched */
+	ck_assert(czfs_smap_test(&sm, a));
+	czfs_smap_destroy(&sm);
+	czfs_bdev_close(b);
+}
+END_TEST
+
+/* Written and freed between two checkpoints: punched after the second. */
+START_TEST(allocated_and_freed_between_commits)
+{
+	struct czfs_smap sm;
+	struct czfs_bdev *b = map_on_device(1000, 1000, &sm);
+	uint64_t a;
+
+	czfs_smap_committed(&sm);
+	a = smap_alloc_ok(&sm, 16);
+	czfs_smap_free(&sm, a, 16);
+	/* not reusable before the commit: it may hold data on the host */
+	ck_assert_uint_ne(smap_alloc_ok(&sm, 16), a);
+	expect_one_punch(&sm, b, a, 16);
+	czfs_smap_committed(&sm);
+	ck_assert_uint_eq(smap_alloc_ok(&sm, 16), a);
+	czfs_smap_destroy(&sm);
+	czfs_bdev_close(b);
+}
+END_TEST
+
+START_TEST(trim_punches_every_free_range)
+{
+	struct czfs_discard_stats st = { 0 };
+	const struct czfs_bdev_req *p;
+	struct czfs_bdev *b;
+	struct czfs_smap sm;
+	uint64_t a;
+
+	/* given: blocks 3..102 used, 13..22 freed and committed, a map of
+	 * 2000 blocks on a device of 1000 */
+	b = map_on_device(1000, 2000, &sm);
+	a = smap_alloc_ok(&sm, 100);
+	czfs_smap_free(&sm, a + 10, 10);
+	czfs_smap_committed(&sm);
+	/* when: the whole map is trimmed */
+	czfs_bdev_mem_clear_log(b);
+	ck_assert_int_eq(czfs_smap_discard_all(&sm, b, &st), 0);
+	/* then: the hole and the free rest of the device, nothing past it */
+	ck_assert_uint_eq(punches(b, &p), 2);
+	ck_assert_uint_eq(p->off, (a + 10) * BS);
+	ck_assert_uint_eq(p->len, 10 * BS);
+	ck_assert_uint_eq(st.blocks, 10 + 1000 - (a + 100));
+	ck_assert_uint_eq(st.ranges, 2);
+	czfs_smap_destroy(&sm);
+	czfs_bdev_close(b);
+}
+END_TEST
+
+START_TEST(runs_across_words_and_chunks)
+{
+	static const uint64_t cases[][2] = {
+		{ 3, 1 }, { 60, 3 }, { 64, 64 }, { 130, 300 },
+		{ 32760, 20 }, { 32790, 1 }, { 60000, 10000 },
+	};
+	struct czfs_smap sm;
+	struct czfs_bdev *b;
+
+	b = map_on_device(80000, 80000, &sm);
+	ck_assert_int_eq(czfs_smap_set_used(&sm, 3, 80000 - 3), 0);
+	czfs_smap_committed(&sm);
+	for (unsigned i = 0; i < ARRAY_SIZE(cases); i++)
+		czfs_smap_free(&sm, cases[i][0], cases[i][1]);
+	czfs_bdev_mem_clear_log(b);
+	{
+		struct czfs_discard_stats st = { 0 };
+		const struct czfs_bdev_req *log, *p;
+		size_t n, k = 0;
+
+		ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
+		/* each freed range exactly, in order: one word apart or one
+		 * chunk across, a range is one request */
+		ck_assert_uint_eq(punches(b, &p), ARRAY_SIZE(cases));
+		log = czfs_bdev_mem_log(b, &n);
+		for (size_t i = 0; i < n; i++) {
+			if (log[i].op != 'p')
+				continue;
+			ck_assert_uint_eq(log[i].off, cases[k][0] * BS);
+			ck_assert_uint_eq(log[i].len, cases[k][1] * BS);
+			k++;
+		}
+	}
+	czfs_smap_destroy(&sm);
+	czfs_bdev_close(b);
+}
+END_TEST
+
+START_TEST(commit_punches_after_the_checkpoint)
+{
+	struct czfs_bdev *b = make_image();
+	struct czfs_fs_opts o = { .flags = CZFS_OPEN_DISCARD };
+	const struct czfs_bdev_req *log;
+	struct czfs_fs *fs = NULL;
+	size_t n, last_flush = 0, first_punch = 0;
+	uint64_t blk;
+
+	ck_assert_int_eq(czfs_fs_open_bdev(b, &o, &fs), 0);
+	ck_assert(fs->discard);
+	/* given: a block in use, committed */
+	ck_assert_int_eq(czfs_fs_begin(fs), 0);
+	ck_assert_int_eq(czfs_smap_alloc(&fs->smap, 4, &blk), 0);
+	ck_assert_int_eq(czfs_fs_commit(fs), 0);
+	/* when: it is freed and the next commit runs */
+	ck_assert_int_eq(czfs_fs_begin(fs), 0);
+	czfs_smap_free(&fs->smap, blk, 4);
+	czfs_bdev_mem_clear_log(b);
+	ck_assert_int_eq(czfs_fs_commit(fs), 0);
+	/* then: it is punched, after the checkpoint's last flush */
+	log = czfs_bdev_mem_log(b, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (log[i].op == 'f')
+			last_flush = i;
+		if (log[i].op == 'p' && log[i].off == blk * BS && !first_punch)
+			first_punch = i;
+	}
+	ck_assert_uint_gt(first_punch, 0);
+	ck_assert_uint_gt(first_punch, last_flush);
+	ck_assert_uint_ge(fs->discarded.blocks, 4);
+	czfs_fs_close(fs);
+}
+END_TEST
+
+static unsigned discard_warnings;
+
+static void count_sink(enum czfs_log_level level, const char *msg)
+{
+	if (level <= CZFS_LOG_WARN && strstr(msg, "discard"))
+		discard_warnings++;
+}
+
+/* Free 4 blocks committed before, and commit: what a discard pass sees. */
+static void free_and_commit(struct czfs_fs *fs)
+{
+	uint64_t blk;
+
+	ck_assert_int_eq(czfs_fs_begin(fs), 0);
+	ck_assert_int_eq(czfs_smap_alloc(&fs->smap, 4, &blk), 0);
+	ck_assert_int_eq(czfs_fs_commit(fs), 0);
+	ck_assert_int_eq(czfs_fs_begin(fs), 0);
+	czfs_smap_free(&fs->smap, blk, 4);
+	ck_assert_int_eq(czfs_fs_commit(fs), 0);
+}
+
+START_TEST(a_host_without_punch_is_left_alone)
+{
+	static struct czfs_bdev_ops nopunch;
+	struct czfs_bdev *b = make_image();
+	struct czfs_fs_opts o = { .flags = CZFS_OPEN_DISCARD };
+	const struct czfs_bdev_req *p;
+	struct czfs_fs *fs = NULL;
+
+	/* given: a device that cannot punch (as a file system without it) */
+	nopunch = *b->ops;
+	nopunch.punch = NULL;
+	b->ops = &nopunch;
+	discard_warnings = 0;
+	czfs_log_set_sink(count_sink, CZFS_LOG_DEBUG);
+	ck_assert_int_eq(czfs_fs_open_bdev(b, &o, &fs), 0);
+	/* when: commits free blocks, twice */
+	free_and_commit(fs);
+	free_and_commit(fs);
+	/* then: the commits succeed, one log line, discard is off */
+	ck_assert_uint_eq(discard_warnings, 1);
+	ck_assert(!fs->discard);
+	ck_assert_uint_eq(fs->discarded.blocks, 0);
+	ck_assert_uint_eq(punches(b, &p), 0);
+	czfs_fs_close(fs);
+}
+END_TEST
+
+START_TEST(nodiscard_never_punches)
+{
+	struct czfs_bdev *b = make_image();
+	const struct czfs_bdev_req *p;
+	struct czfs_fs *fs = open_fs(b, true);
+
+	ck_assert(!fs->discard);
+	free_and_commit(fs);
+	ck_assert_uint_eq(punches(b, &p), 0);
+	czfs_fs_close(fs);
+}
+END_TEST
+
+START_TEST(commit_reuses_low_blocks_first)
+{
+	struct czfs_smap sm;
+	uint64_t a, c, d;
+
+	/* given: extents a < c < d, all committed */
+	ck_assert_int_eq(czfs_smap_init(&sm, 10000), 0);
+	a = smap_alloc_ok(&sm, 8);
+	c = smap_alloc_ok(&sm, 8);
+	d = smap_alloc_ok(&sm, 8);
+	czfs_smap_committed(&sm);
+	/* when: a is freed, then reused only after a commit */
+	czfs_smap_free(&sm, a, 8);
+	ck_assert_uint_eq(smap_alloc_ok(&sm, 8), d + 8);
+	czfs_smap_committed(&sm);
+	/* then: the next allocation fills the hole at the start */
+	ck_assert_uint_eq(smap_alloc_ok(&sm, 8), a);
+	ck_assert_uint_eq(smap_alloc_ok(&sm, 8), d + 16);
+	ck_assert(czfs_smap_test(&sm, c));
+	czfs_smap_destroy(&sm);
+}
+END_TEST
+
+static Suite *discard_suite(void)
+{
+	Suite *s = suite_create("discard");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, smap_test_setup, smap_test_teardown);
+	tcase_add_test(tc, freed_blocks_punched_once_merged);
+	tcase_add_test(tc, allocated_and_freed_between_commits);
+	tcase_add_test(tc, trim_punches_every_free_range);
+	tcase_add_test(tc, runs_across_words_and_chunks);
+	tcase_add_test(tc, commit_punches_after_the_checkpoint);
+	tcase_add_test(tc, a_host_without_punch_is_left_alone);
+	tcase_add_test(tc, nodiscard_never_punches);
+	tcase_add_test(tc, commit_reuses_low_blocks_first);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(discard_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
