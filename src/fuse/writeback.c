@@ -452,6 +452,16 @@ static bool past(const struct timespec *t)
 	       (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
 }
 
+/* Say why a checkpoint failed, and what to do when the image is full. */
+static void checkpoint_failed(int err, const char *which)
+{
+	if (!err)
+		return;
+	czfs_err("%s failed (%s): the image keeps the one before%s", which,
+		 strerror(-err), err == -ENOSPC ? "; the image is full: raise "
+		 "its size limit with fsck.czfs --grow=SIZE" : "");
+}
+
 /*
  * The flusher: a checkpoint every opts.commit seconds when something
  * changed, and writeback when a writer asks for it (then the writer goes
@@ -483,8 +493,8 @@ static void *flusher(void *arg)
 		pthread_mutex_unlock(&fl->lock);
 		if (kick)
 			czfs_itable_each(dm, wb_dirty, NULL);
-		if (commit && czfs_checkpoint(dm))
-			czfs_err("periodic checkpoint failed");
+		if (commit)
+			checkpoint_failed(czfs_checkpoint(dm), "a periodic checkpoint");
 		pthread_mutex_lock(&fl->lock);
 	}
 	pthread_mutex_unlock(&fl->lock);
@@ -532,8 +542,7 @@ void czfs_flusher_stop(struct czfs_daemon *dm)
 	pthread_mutex_unlock(&fl->lock);
 	if (fl->started)
 		pthread_join(fl->thread, NULL);
-	if (checkpoint(dm, true))
-		czfs_err("the last checkpoint failed: the image keeps the one before");
+	checkpoint_failed(checkpoint(dm, true), "the last checkpoint");
 	pthread_cond_destroy(&fl->wake);
 	pthread_mutex_destroy(&fl->lock);
 	pthread_mutex_destroy(&fl->commit_lock);
