@@ -16,20 +16,43 @@ mount) gets, line-buffered:
     s F         after fsync of F and of DIR: F's state so far is durable
     u F         before unlinking F
     d F         after the unlink and the fsync of DIR
+    m F         before moving fF to tF with RENAME_WHITEOUT (a whiteout is
+                left at fF) and back over that whiteout
+    M F         after both renames and the fsync of DIR
 The verifier replays a log and requires, after a crash:
   - a file that was synced and not unlinked exists; one with "d" does not;
     no file exists that the log does not name;
   - the size is whole blocks, at least the synced block count, at most the
     most ever written;
   - every block is exactly some version of that block between the synced
-    one and the last one written (no torn block, no zeros, no stranger).
+    one and the last one written (no torn block, no zeros, no stranger);
+  - a file caught between its two renames ("m" without "M") is fF, or tF
+    with a whiteout (a character device 0:0) at fF.
 Files of earlier rounds (in SIDE/snapshot) must be unchanged.
 """
+import ctypes
 import hashlib
 import json
 import os
 import random
+import stat
 import sys
+
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_WHITEOUT = -100, 4
+
+
+def rename(old, new, flags=0):
+    if libc.renameat2(AT_FDCWD, old.encode(), AT_FDCWD, new.encode(), flags):
+        raise OSError(ctypes.get_errno(), f"renameat2 {old} {new}")
+
+
+def is_whiteout(path):
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
 
 BS = 4096
 HEAD = 30
@@ -99,11 +122,19 @@ def writer(d, log_path, seed):
             if vers[f]:
                 b0 = r.randrange(len(vers[f]))
                 write(f, b0, min(len(vers[f]) - b0, r.randrange(1, 40)))
-        elif op < 95:
+        elif op < 92:
             f = r.choice(live)
             fsync_path(os.path.join(d, f"f{f}"))
             fsync_path(d)
             log.write(f"s {f}\n")
+        elif op < 95:
+            f = r.choice(live)
+            log.write(f"m {f}\n")
+            rename(os.path.join(d, f"f{f}"), os.path.join(d, f"t{f}"),
+                   RENAME_WHITEOUT)
+            rename(os.path.join(d, f"t{f}"), os.path.join(d, f"f{f}"))
+            fsync_path(d)
+            log.write(f"M {f}\n")
         elif len(live) > 5:
             f = r.choice(live)
             log.write(f"u {f}\n")
@@ -116,7 +147,7 @@ def writer(d, log_path, seed):
 class State:
     def __init__(self):
         self.vers, self.synced = [], []
-        self.unlinking = self.deleted = False
+        self.unlinking = self.deleted = self.moving = False
 
 
 def replay(log_path):
@@ -140,10 +171,23 @@ def replay(log_path):
                 st.unlinking = True
             elif op == "d":
                 st.deleted = True
+            elif op in "mM":
+                st.moving = op == "m"
     return files
 
 
 def check_file(path, f, st, errors):
+    moved = os.path.join(os.path.dirname(path), f"t{f}")
+    if os.path.lexists(moved):
+        if not st.moving or not is_whiteout(path):
+            errors.append(f"{moved}: there, with {path} "
+                          f"{'a whiteout' if is_whiteout(path) else 'no whiteout'}"
+                          f", {'inside' if st.moving else 'outside'} a move")
+            return
+        path = moved            # caught between the renames
+    elif is_whiteout(path):
+        errors.append(f"{path}: a whiteout, and no t{f}")
+        return
     exists = os.path.exists(path)
     if st.deleted or not exists:
         if exists:
@@ -193,7 +237,8 @@ def verify(mnt, side):
                 errors.append(f"{d}: missing, though files in it synced")
             continue
         for fn in os.listdir(d):
-            if not fn[1:].isdigit() or int(fn[1:]) not in files:
+            if fn[0] not in "ft" or not fn[1:].isdigit() or \
+                    int(fn[1:]) not in files:
                 errors.append(f"{d}/{fn}: a file the writer never made")
         for f, st in files.items():
             check_file(os.path.join(d, f"f{f}"), f, st, errors)
@@ -211,7 +256,8 @@ def verify(mnt, side):
             d = os.path.join(mnt, name[:-4].replace("+", "/"))
             if os.path.isdir(d):
                 for fn in os.listdir(d):
-                    snap[os.path.join(d, fn)] = sha(os.path.join(d, fn))
+                    if not is_whiteout(os.path.join(d, fn)):
+                        snap[os.path.join(d, fn)] = sha(os.path.join(d, fn))
     json.dump(snap, open(snap_path, "w"))
     print(f"# crash verify: {nfiles} files of "
           f"{sum(n.endswith('.log') for n in os.listdir(side))} writers ok")

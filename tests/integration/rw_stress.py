@@ -8,7 +8,10 @@ ROLE is one of
            patterns, random), with overwrites and truncates, in MNT/work;
            records "sha256 size name" in SIDE/sums.<ID>, then renames the
            file into MNT/done/d<n>/; also moves its finished files between
-           done/ directories and deletes some ("deleted name" recorded)
+           done/ directories (some with RENAME_WHITEOUT, which leaves a
+           whiteout at the old name, as overlayfs does), reopens some by
+           their file handle (open_by_handle_at) and compares them, and
+           deletes some ("deleted name" recorded)
   appender appends numbered records to MNT/shared.log (O_APPEND); the
            record count goes to SIDE/appended
   striper  pwrites 4 KiB blocks of MNT/striped: stripers share every 64 KiB
@@ -20,10 +23,12 @@ ROLE is one of
 Side files live outside the mount, so a broken filesystem cannot hide its
 own mistakes.
 """
+import ctypes
 import hashlib
 import json
 import os
 import random
+import stat
 import sys
 import time
 
@@ -39,6 +44,42 @@ WORDS = b"the of a cluster write read block inode extent space map".split()
 def die(msg):
     print(f"FAIL: {ROLE} {ID}: {msg}", file=sys.stderr, flush=True)
     sys.exit(1)
+
+
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_WHITEOUT = -100, 4
+
+
+class Handle(ctypes.Structure):
+    _fields_ = [("bytes", ctypes.c_uint), ("type", ctypes.c_int),
+                ("data", ctypes.c_ubyte * 128)]
+
+
+def rename_whiteout(old, new):
+    if libc.renameat2(AT_FDCWD, old.encode(), AT_FDCWD, new.encode(),
+                      RENAME_WHITEOUT):
+        die(f"renameat2 WHITEOUT {old}: {os.strerror(ctypes.get_errno())}")
+
+
+def is_whiteout(path):
+    st = os.lstat(path)
+    return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
+
+
+def by_handle(path):
+    """The content of path read through its file handle."""
+    h, mid = Handle(bytes=128), ctypes.c_int()
+    if libc.name_to_handle_at(AT_FDCWD, path.encode(), ctypes.byref(h),
+                              ctypes.byref(mid), 0):
+        die(f"name_to_handle_at {path}: {os.strerror(ctypes.get_errno())}")
+    mfd = os.open(MNT, os.O_RDONLY | os.O_DIRECTORY)
+    fd = libc.open_by_handle_at(mfd, ctypes.byref(h), os.O_RDONLY)
+    err = ctypes.get_errno()
+    os.close(mfd)
+    if fd < 0:
+        die(f"open_by_handle_at {path}: {os.strerror(err)}")
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
 
 
 def data(r, n):
@@ -105,13 +146,19 @@ def writer():
         sums.write(f"{hashlib.sha256(content).hexdigest()} {len(content)} "
                    f"{name}\n")
         where[name] = rnd.randrange(NDONE)
-        os.rename(os.path.join(MNT, "work", name),
-                  os.path.join(MNT, "done", f"d{where[name]}", name))
+        done = os.path.join(MNT, "done", f"d{where[name]}", name)
+        os.rename(os.path.join(MNT, "work", name), done)
+        if rnd.randrange(5) == 0 and by_handle(done) != content:
+            die(f"{name} read through its file handle differs")
         if where and rnd.randrange(3) == 0:    # move one across dirs
             old = rnd.choice(sorted(where))
             new = rnd.randrange(NDONE)
-            os.rename(os.path.join(MNT, "done", f"d{where[old]}", old),
-                      os.path.join(MNT, "done", f"d{new}", old))
+            src = os.path.join(MNT, "done", f"d{where[old]}", old)
+            dst = os.path.join(MNT, "done", f"d{new}", old)
+            if new != where[old] and rnd.randrange(2):
+                rename_whiteout(src, dst)
+            else:
+                os.rename(src, dst)
             where[old] = new
         if len(where) > 30 and rnd.randrange(4) == 0:
             old = rnd.choice(sorted(where))
@@ -188,6 +235,8 @@ def read_done(sums):
         return 0
     name = rnd.choice(names)
     try:
+        if is_whiteout(os.path.join(d, name)):
+            return 0    # the file moved on, with a whiteout
         with open(os.path.join(d, name), "rb") as f:
             content = f.read()
     except FileNotFoundError:
@@ -222,13 +271,18 @@ def verify_files():
         if fn.startswith("sums."):
             with open(os.path.join(SIDE, fn)) as f:
                 deleted |= {l.split()[1] for l in f if l.startswith("deleted")}
-    found = {}
+    found, whiteouts = {}, set()
     for i in range(NDONE):
         d = os.path.join(MNT, "done", f"d{i}")
         for name in os.listdir(d):
+            if is_whiteout(os.path.join(d, name)):
+                whiteouts.add(name)    # where a file was, before a move
+                continue
             if name in found:
                 die(f"{name} is in two directories")
             found[name] = os.path.join(d, name)
+    if whiteouts - set(sums):
+        die(f"whiteouts of files never made: {sorted(whiteouts - set(sums))[:5]}")
     want = set(sums) - deleted
     if set(found) != want:
         die(f"done/ has {sorted(set(found) - want)[:5]} too many, "
@@ -239,6 +293,7 @@ def verify_files():
                 die(f"{name} does not match its checksum")
     if os.listdir(os.path.join(MNT, "work")):
         die(f"work/ not empty: {os.listdir(os.path.join(MNT, 'work'))[:5]}")
+    print(f"# {len(whiteouts)} whiteouts left by moves")
     return len(found)
 
 
