@@ -13,8 +13,10 @@
 #   d are inherited from the directory;
 # - the flags survive a remount, a read-only mount shows them and refuses
 #   changes with EROFS, and fsck finds the image clean (czfs: with the
-#   attr_flags feature set); czfs alone: +c and +m map on its compression
-#   flags, other flags give EOPNOTSUPP.
+#   attr_flags feature set, which fsck -y restores); czfs alone: +c and +m
+#   map on its compression flags, other flags give EOPNOTSUPP, and an
+#   append-only file is written at its end only, also through a descriptor
+#   opened before chattr +a (ext4 lets that one write anywhere).
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/rwlib.sh"
 require_fuse
@@ -214,6 +216,14 @@ elif phase == "xflags":	# the xfs interface to the same flags (xfs_io chattr)
     if getflags(P("xf")) & (FS_NODUMP_FL | 0x80) != FS_NODUMP_FL | 0x80:
         fails.append("GETFLAGS after FSSETXATTR: %#x" % getflags(P("xf")))
     os.close(fd)
+elif phase == "append-held":	# czfs: stricter than ext4, which lets it write anywhere
+    f = P("apph")
+    fd = os.open(f, os.O_RDWR)	# opened before chattr +a
+    subprocess.run(["chattr", "+a", f], check=True)
+    chk("pwrite inside, fd from before", "EPERM", os.pwrite, fd, b"X", 0)
+    chk("pwrite at the end, fd from before", "ok", os.pwrite, fd, b"Y", 5)
+    chk("read", "ok", read_is, f, b"data\nY")
+    os.close(fd)
 elif phase == "persist":
     chk("unlink immutable", "EPERM", os.unlink, P("imm"))
     chk("open O_WRONLY append-only", "EPERM", open_close, P("app"), os.O_WRONLY)
@@ -303,6 +313,8 @@ if [ "$RW_TARGET" = czfs ]; then
 		fail "chattr +m: user.czfs.compress is not none"
 	err=$(chattr +C "$M/comp" 2>&1) && fail "chattr +C worked"
 	case $err in *"Operation not supported"*) ;; *) fail "chattr +C: $err" ;; esac
+	printf 'data\n' >"$M/apph"
+	python3 "$T/ops.py" append-held "$M" || fail "append-only, descriptor from before"
 	lsattr "$M/imm" | grep -qx -- "----i----------------- $M/imm" ||
 		fail "lsattr line: $(lsattr "$M/imm")"
 fi
