@@ -2,7 +2,8 @@
 /*
  * Who sent a request, beyond the uid and gid FUSE passes: the kernel's
  * setgid rules (in_group_or_capable) need the caller's groups and
- * CAP_FSETID, read from /proc/PID/status of the caller.
+ * CAP_FSETID, chattr CAP_FOWNER and CAP_LINUX_IMMUTABLE, all read from
+ * /proc/PID/status of the caller.
  */
 #ifndef CZFS_CALLER_H
 #define CZFS_CALLER_H
