@@ -19,6 +19,8 @@ static void show_features(struct dump_ctx *d, const struct czfs_sb_info *sb)
 		strcat(names, "lz4 ");
 	if (sb->feature_incompat & CZFS_FEATURE_INCOMPAT_ZSTD)
 		strcat(names, "zstd ");
+	if (sb->feature_incompat & CZFS_FEATURE_INCOMPAT_ATTR_FLAGS)
+		strcat(names, "attr_flags ");
 	if (*names)
 		names[strlen(names) - 1] = '\0';
 	dout_hex(&d->out, "feature_compat", sb->feature_compat);

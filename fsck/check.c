@@ -39,7 +39,8 @@ void fsck_ctx_free(struct fsck_ctx *c)
 	fsck_vec_free(&c->unmarked);
 }
 
-/* Clusters need features the superblock must announce to old readers. */
+/* Clusters and inodes need features the superblock must announce to old
+ * readers. */
 static void check_features(struct fsck_ctx *c)
 {
 	uint32_t missing = c->incompat_used & ~c->fs->sb.feature_incompat;
@@ -48,6 +49,9 @@ static void check_features(struct fsck_ctx *c)
 		fsck_fixable(c, "superblock: lz4 clusters, but no lz4 feature bit");
 	if (missing & CZFS_FEATURE_INCOMPAT_ZSTD)
 		fsck_fixable(c, "superblock: zstd clusters, but no zstd feature bit");
+	if (missing & CZFS_FEATURE_INCOMPAT_ATTR_FLAGS)
+		fsck_fixable(c, "superblock: inodes with chattr flags, but no "
+			     "attr_flags feature bit");
 }
 
 int fsck_check(struct fsck_ctx *c)

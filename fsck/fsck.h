@@ -129,7 +129,7 @@ struct fsck_ctx {
 	struct czfs_inode_info cur_ii;	/* valid when cur_ok */
 	bool cur_ok;
 	unsigned cur_said;		/* messages given for it (items.c) */
-	uint32_t incompat_used;		/* features the clusters need */
+	uint32_t incompat_used;		/* features clusters and inodes need */
 
 	/* problems found, and the plan to repair them */
 	unsigned long errors;		/* cannot be repaired */

@@ -88,6 +88,8 @@ static int item_inode(struct fsck_ctx *c, const struct czfs_key *key,
 		fi.nentries = ii->nentries;
 		fi.blocks = ii->blocks;
 		fi.inline_bytes = ii->inline_bytes;
+		if (ii->flags & CZFS_INODE_ATTR_FLAGS)
+			c->incompat_used |= CZFS_FEATURE_INCOMPAT_ATTR_FLAGS;
 	}
 	c->cur = fsck_vec_push(&c->inodes, &fi);
 	return c->cur ? 0 : -ENOMEM;

@@ -76,8 +76,12 @@
 /* incompat: an old reader must refuse the image. */
 #define CZFS_FEATURE_INCOMPAT_LZ4	0x00000001u	/* lz4 or lz4hc clusters */
 #define CZFS_FEATURE_INCOMPAT_ZSTD	0x00000002u	/* zstd clusters */
+/* inodes may carry the chattr flags CZFS_INODE_ATTR_FLAGS (an older
+ * inode decoder refuses them, and an older writer would not obey them) */
+#define CZFS_FEATURE_INCOMPAT_ATTR_FLAGS	0x00000004u
 #define CZFS_FEATURE_INCOMPAT_SUPP	(CZFS_FEATURE_INCOMPAT_LZ4 | \
-					 CZFS_FEATURE_INCOMPAT_ZSTD)
+					 CZFS_FEATURE_INCOMPAT_ZSTD | \
+					 CZFS_FEATURE_INCOMPAT_ATTR_FLAGS)
 /* every inode's inline_bytes counts its inline cluster payloads */
 #define CZFS_FEATURE_RO_COMPAT_INLINE_BYTES	0x00000001u
 #define CZFS_FEATURE_RO_COMPAT_SUPP	CZFS_FEATURE_RO_COMPAT_INLINE_BYTES
@@ -243,7 +247,13 @@ struct czfs_item {
 
 #define CZFS_INODE_NOCOMPRESS	0x0001	/* store new clusters raw */
 #define CZFS_INODE_COMPRESS	0x0002	/* compress even if it does not pay */
-#define CZFS_INODE_FLAGS_KNOWN	0x0003
+/* chattr flags (INCOMPAT_ATTR_FLAGS), enforced as the kernel filesystems do */
+#define CZFS_INODE_IMMUTABLE	0x0004	/* chattr +i: no change at all */
+#define CZFS_INODE_APPEND	0x0008	/* chattr +a: data only appended */
+#define CZFS_INODE_NOATIME	0x0010	/* chattr +A: atime never updated */
+#define CZFS_INODE_NODUMP	0x0020	/* chattr +d: dump(8) skips it */
+#define CZFS_INODE_ATTR_FLAGS	0x003c
+#define CZFS_INODE_FLAGS_KNOWN	0x003f
 
 struct czfs_inode {
 	__le32 mode;			/* S_IFMT | permission bits */

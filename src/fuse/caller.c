@@ -9,10 +9,8 @@
 
 #include "caller.h"
 
-#define CAP_FSETID_BIT	4
-
-/* gid < 0: CAP_FSETID alone */
-static bool in_group_or_capable(fuse_req_t req, long long gid)
+/* gid < 0: capability cap alone */
+static bool in_group_or_capable(fuse_req_t req, long long gid, int cap)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	char path[64], *line = NULL, *p, *end;
@@ -38,7 +36,7 @@ static bool in_group_or_capable(fuse_req_t req, long long gid)
 			}
 		} else if (!strncmp(line, "CapEff:", 7)) {
 			caps = strtoull(line + 7, NULL, 16);
-			yes = caps & (1ull << CAP_FSETID_BIT);
+			yes = caps & (1ull << cap);
 		}
 	}
 	free(line);
@@ -48,12 +46,17 @@ static bool in_group_or_capable(fuse_req_t req, long long gid)
 
 bool czfs_caller_in_group_or_capable(fuse_req_t req, gid_t gid)
 {
-	return in_group_or_capable(req, gid);
+	return in_group_or_capable(req, gid, CZFS_CAP_FSETID);
 }
 
 bool czfs_caller_capable(fuse_req_t req)
 {
-	return in_group_or_capable(req, -1);
+	return in_group_or_capable(req, -1, CZFS_CAP_FSETID);
+}
+
+bool czfs_caller_has_cap(fuse_req_t req, int cap)
+{
+	return in_group_or_capable(req, -1, cap);
 }
 
 uint32_t czfs_caller_kill_priv(fuse_req_t req, uint32_t mode, gid_t gid)

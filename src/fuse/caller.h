@@ -2,7 +2,8 @@
 /*
  * Who sent a request, beyond the uid and gid FUSE passes: the kernel's
  * setgid rules (in_group_or_capable) need the caller's groups and
- * CAP_FSETID, read from /proc/PID/status of the caller.
+ * CAP_FSETID, chattr CAP_FOWNER and CAP_LINUX_IMMUTABLE, all read from
+ * /proc/PID/status of the caller.
  */
 #ifndef CZFS_CALLER_H
 #define CZFS_CALLER_H
@@ -21,8 +22,15 @@
  */
 bool czfs_caller_in_group_or_capable(fuse_req_t req, gid_t gid);
 
+/* Capability numbers (linux/capability.h) the daemon asks about. */
+#define CZFS_CAP_FOWNER			3
+#define CZFS_CAP_FSETID			4
+#define CZFS_CAP_LINUX_IMMUTABLE	9
+
 /* True when the caller has CAP_FSETID. */
 bool czfs_caller_capable(fuse_req_t req);
+/* True when the caller has capability cap in its effective set. */
+bool czfs_caller_has_cap(fuse_req_t req, int cap);
 
 /*
  * The bits a change of a regular file's data by this caller drops from

@@ -19,6 +19,7 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/ops_write.c \
 	src/fuse/ops_copy.c \
 	src/fuse/ops_ns.c \
+	src/fuse/ops_ioctl.c \
 	src/fuse/minode.c src/fuse/minode.h \
 	src/fuse/writeback.c src/fuse/writeback.h
 src_fuse_czfs_fuse_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)

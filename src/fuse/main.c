@@ -322,6 +322,9 @@ static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 	 * generation, and lookups of "." and ".." find any inode by number. */
 	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
 		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
+	/* lsattr -d and chattr of a directory: FUSE_IOCTL on a directory */
+	if (conn->capable & FUSE_CAP_IOCTL_DIR)
+		conn->want |= FUSE_CAP_IOCTL_DIR;
 	/* The kernel enforces POSIX ACLs (stored as system.posix_acl_*
 	 * xattrs) and keeps modes in step; new inodes inherit default ACLs
 	 * here, so the umask comes to us (DONT_MASK) to apply only without. */
@@ -443,6 +446,7 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 	czfs_fuse_ops_inode(&ops);
 	czfs_fuse_ops_dir(&ops);
 	czfs_fuse_ops_file(&ops);
+	czfs_fuse_ops_ioctl(&ops);	/* lsattr read-only too */
 	if (!dm->opts.ro) {
 		czfs_fuse_ops_write(&ops);
 		czfs_fuse_ops_copy(&ops);

@@ -7,6 +7,7 @@
 #ifndef CZFS_FUSE_OPS_H
 #define CZFS_FUSE_OPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,16 +23,32 @@ void czfs_fuse_ops_file(struct fuse_lowlevel_ops *ops);
 void czfs_fuse_ops_write(struct fuse_lowlevel_ops *ops);
 void czfs_fuse_ops_copy(struct fuse_lowlevel_ops *ops);
 void czfs_fuse_ops_ns(struct fuse_lowlevel_ops *ops);
+void czfs_fuse_ops_ioctl(struct fuse_lowlevel_ops *ops);
 
 /* ---- ops_inode.c ---- */
 
 /* Map a library error to the errno a FUSE reply carries. */
 int czfs_fuse_errno(int err);
 
+/* Current attributes: the in-memory inode's (it may be dirty), as shown
+ * to the kernel. */
+int czfs_fuse_read_inode(struct czfs_daemon *dm, uint64_t ino,
+			 struct czfs_inode_info *ii);
+
 /* Attributes a reply carries (entry and attr timeouts from the mount). */
 void czfs_fuse_fill_entry(struct czfs_daemon *dm,
 			  const struct czfs_inode_info *ii,
 			  struct fuse_entry_param *e);
+
+/*
+ * chattr's immutable and append-only flags (CZFS_INODE_*) against a
+ * change: -EPERM when flags forbid it, else 0.  Immutable forbids every
+ * change (data, attributes, xattrs, names in a directory, the inode's own
+ * names); append-only too, but appending data (to a directory: adding
+ * names), and touching the times to now: the caller passes appending true
+ * for those, false for everything else.
+ */
+int czfs_fuse_flags_deny(uint32_t flags, bool appending);
 
 /* ---- ops_file.c ---- */
 

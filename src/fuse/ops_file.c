@@ -43,7 +43,11 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	czfs_mi_attr(mi, &ii);
 	if (!S_ISREG(ii.mode))
 		err = S_ISDIR(ii.mode) ? -EISDIR : -EINVAL;
-	else if (fi->flags & O_TRUNC)	/* FUSE_CAP_ATOMIC_O_TRUNC */
+	else if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+		/* chattr +i: no writer; +a: only one that appends */
+		err = czfs_fuse_flags_deny(ii.flags, (fi->flags & O_APPEND) &&
+						     !(fi->flags & O_TRUNC));
+	if (!err && (fi->flags & O_TRUNC))	/* FUSE_CAP_ATOMIC_O_TRUNC */
 		err = czfs_fuse_truncate_open(dm, mi);
 	if (err) {
 		czfs_mi_put(dm, mi);
@@ -221,10 +225,11 @@ static void touch_atime(struct czfs_daemon *dm, struct czfs_minode *mi)
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
 	pthread_mutex_lock(&mi->lock);
-	if (dm->opts.atime == CZFS_ATIME_STRICT ||
-	    ii->atime.tv_sec <= ii->mtime.tv_sec ||
-	    ii->atime.tv_sec <= ii->ctime.tv_sec ||
-	    now.tv_sec - ii->atime.tv_sec >= 24 * 3600) {
+	if (!(ii->flags & CZFS_INODE_NOATIME) &&	/* chattr +A */
+	    (dm->opts.atime == CZFS_ATIME_STRICT ||
+	     ii->atime.tv_sec <= ii->mtime.tv_sec ||
+	     ii->atime.tv_sec <= ii->ctime.tv_sec ||
+	     now.tv_sec - ii->atime.tv_sec >= 24 * 3600)) {
 		ii->atime = now;
 		mi->ii_dirty = true;
 	}

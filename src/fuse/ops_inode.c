@@ -30,9 +30,17 @@ int czfs_fuse_errno(int err)
 	return err == EFSCORRUPTED ? EIO : err;
 }
 
-/* Current attributes: the in-memory inode's (it may be dirty). */
-static int read_inode(struct czfs_daemon *dm, uint64_t ino,
-		      struct czfs_inode_info *ii)
+int czfs_fuse_flags_deny(uint32_t flags, bool appending)
+{
+	if (flags & CZFS_INODE_IMMUTABLE)
+		return -EPERM;
+	if ((flags & CZFS_INODE_APPEND) && !appending)
+		return -EPERM;
+	return 0;
+}
+
+int czfs_fuse_read_inode(struct czfs_daemon *dm, uint64_t ino,
+			 struct czfs_inode_info *ii)
 {
 	struct czfs_minode *mi;
 	int err = czfs_mi_get(dm, ino, false, &mi);
@@ -65,7 +73,7 @@ static int do_lookup(struct czfs_daemon *dm, fuse_ino_t parent,
 	unsigned type;
 	int err;
 
-	err = read_inode(dm, parent, &dir);
+	err = czfs_fuse_read_inode(dm, parent, &dir);
 	if (!err && !strcmp(name, ".")) {
 		/* file handles (export support): the kernel finds an inode it
 		 * no longer caches by its number, any type */
@@ -136,7 +144,7 @@ static void czfs_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_inode_info ii;
 	struct stat st;
-	int err = read_inode(dm, ino, &ii);
+	int err = czfs_fuse_read_inode(dm, ino, &ii);
 
 	if (err) {
 		fuse_reply_err(req, czfs_fuse_errno(err));
@@ -153,7 +161,7 @@ static int do_readlink(struct czfs_daemon *dm, fuse_ino_t ino, char *buf)
 	long n;
 	int err;
 
-	err = read_inode(dm, ino, &ii);
+	err = czfs_fuse_read_inode(dm, ino, &ii);
 	if (err)
 		return err;
 	if (!S_ISLNK(ii.mode))
@@ -216,7 +224,7 @@ static int do_getxattr(struct czfs_daemon *dm, fuse_ino_t ino,
 		       const char *name, void *buf, size_t size)
 {
 	struct czfs_inode_info ii;
-	int ret = read_inode(dm, ino, &ii);
+	int ret = czfs_fuse_read_inode(dm, ino, &ii);
 
 	if (ret)
 		return ret;
@@ -246,7 +254,7 @@ static int compress_attr(struct czfs_daemon *dm, fuse_ino_t ino, char *buf,
 			 size_t cap)
 {
 	struct czfs_inode_info ii;
-	int err = read_inode(dm, ino, &ii);
+	int err = czfs_fuse_read_inode(dm, ino, &ii);
 
 	if (err)
 		return err;
@@ -343,7 +351,7 @@ static void czfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	char *list = NULL;
 	int ret;
 
-	ret = read_inode(dm, ino, &ii);
+	ret = czfs_fuse_read_inode(dm, ino, &ii);
 	if (!ret)
 		ret = list_xattrs(dm, ino, &list);
 	if (ret > 0 && fuse_req_ctx(req)->uid != 0)
@@ -403,6 +411,7 @@ static int do_xattr_change(fuse_req_t req, fuse_ino_t ino, const char *name,
 			   const char *value, size_t size, int flags)
 {
 	struct czfs_daemon *dm = req_daemon(req);
+	struct czfs_inode_info ii;
 	struct czfs_minode *mi;
 	bool kill_sgid;
 	int64_t delta = 0;
@@ -413,6 +422,12 @@ static int do_xattr_change(fuse_req_t req, fuse_ino_t ino, const char *name,
 		return -EROFS;
 	if (!strcmp(name, CZFS_STATS_XATTR))
 		return -EPERM;
+	/* xattr_permission: chattr +i and +a forbid xattr changes, ACLs and
+	 * user.czfs.compress included */
+	err = czfs_fuse_read_inode(dm, ino, &ii) ?:
+	      czfs_fuse_flags_deny(ii.flags, false);
+	if (err)
+		return err;
 	if (!strcmp(name, CZFS_COMPRESS_XATTR))
 		return set_compress(dm, ino, value, size);
 	/* The kernel sends a new access ACL alone: its mode is ours to set. */

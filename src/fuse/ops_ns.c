@@ -187,6 +187,8 @@ static void new_inode(struct czfs_daemon *dm, fuse_req_t req,
 	ii->alg = dm->opts.alg >= 0 ? (unsigned)dm->opts.alg : sb->default_alg;
 	ii->level = dm->opts.alg >= 0 ? dm->opts.level : sb->default_level;
 	ii->cluster_shift = sb->cluster_shift;
+	/* as ext4's inherited flags: chattr +A and +d of the directory */
+	ii->flags = parent->flags & (CZFS_INODE_NOATIME | CZFS_INODE_NODUMP);
 	/* f2fs semantics: nocompress_extension wins over compress_extension */
 	if (has_extension(name, dm->opts.nocompress_ext, dm->opts.n_nocompress_ext))
 		ii->flags |= CZFS_INODE_NOCOMPRESS;
@@ -296,6 +298,8 @@ static int make_node(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t parent,
 	err = begin(dm);
 	if (!err)
 		err = get_dir(dm, &h, parent, &p);
+	if (!err)	/* an append-only directory takes new names */
+		err = czfs_fuse_flags_deny(p->ii.flags, true);
 	if (!err && czfs_dir_lookup(dm->fs, parent, name, len, ino, &type) == 0)
 		err = -EEXIST;
 	if (!err && czfs_space_free(dm) < 4)
@@ -398,6 +402,9 @@ static int do_link(struct czfs_daemon *dm, uint64_t ino, uint64_t parent,
 		err = get_dir(dm, &h, parent, &p);
 	if (!err)
 		err = hold(dm, &h, ino, &mi);
+	if (!err)	/* vfs_link: nor a name for an immutable or append-only inode */
+		err = czfs_fuse_flags_deny(p->ii.flags, true) ?:
+		      czfs_fuse_flags_deny(mi->ii.flags, false);
 	if (!err && S_ISDIR(mi->ii.mode))
 		err = -EPERM;
 	if (!err && (mi->unlinked || !mi->ii.nlink))
@@ -443,6 +450,9 @@ static int do_remove(struct czfs_daemon *dm, uint64_t parent, const char *name,
 		err = czfs_dir_lookup(dm->fs, parent, name, len, &ino, &type);
 	if (!err)
 		err = hold(dm, &h, ino, &mi);
+	if (!err)	/* may_delete */
+		err = czfs_fuse_flags_deny(p->ii.flags, false) ?:
+		      czfs_fuse_flags_deny(mi->ii.flags, false);
 	if (!err && dir != !!S_ISDIR(mi->ii.mode))
 		err = dir ? -ENOTDIR : -EISDIR;
 	if (!err && dir) {
@@ -522,6 +532,14 @@ static int rename_checks(struct czfs_daemon *dm, struct rename_op *r)
 {
 	bool sdir = S_ISDIR(r->src->ii.mode);
 	int err;
+
+	/* may_delete of each name that goes, may_create of one that comes */
+	err = czfs_fuse_flags_deny(r->fp->ii.flags, false) ?:
+	      czfs_fuse_flags_deny(r->src->ii.flags, false) ?:
+	      czfs_fuse_flags_deny(r->tp->ii.flags, !r->dst) ?:
+	      (r->dst ? czfs_fuse_flags_deny(r->dst->ii.flags, false) : 0);
+	if (err)
+		return err;
 
 	if (sdir && r->to_dir != r->from_dir) {
 		err = inside(dm, r->to_dir, r->src->ino);

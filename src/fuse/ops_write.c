@@ -128,6 +128,10 @@ long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
 	if (off + size > CZFS_MAX_FILE_SIZE)
 		return -EFBIG;
 	czfs_mi_attr(mi, &ii);
+	/* an fd opened before chattr +i or +a: as ext4_write_checks */
+	err = czfs_fuse_flags_deny(ii.flags, off == ii.size);
+	if (err)
+		return err;
 	while (done < size && !err) {
 		uint64_t pos = off + done, cbytes = czfs_inode_cluster_bytes(&ii);
 		uint64_t n = MIN(size - done, cbytes - pos % cbytes);
@@ -378,6 +382,25 @@ static int chmod_acl(struct czfs_daemon *dm, uint64_t ino, mode_t mode)
 	return err;
 }
 
+/*
+ * chattr +i forbids every setattr; +a a truncate, chmod, chown and times
+ * given explicitly, but lets touch set them to now (may_setattr).
+ */
+static int setattr_flags_deny(struct czfs_minode *mi, int to_set)
+{
+	const int now_only = FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW |
+			     FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
+			     FUSE_SET_ATTR_CTIME | FUSE_SET_ATTR_TOUCH;
+	struct czfs_inode_info ii;
+	bool touch;
+
+	czfs_mi_attr(mi, &ii);
+	touch = !(to_set & ~now_only) && !(to_set & FUSE_SET_ATTR_TIMES_SET) &&
+		!((to_set & FUSE_SET_ATTR_ATIME) && !(to_set & FUSE_SET_ATTR_ATIME_NOW)) &&
+		!((to_set & FUSE_SET_ATTR_MTIME) && !(to_set & FUSE_SET_ATTR_MTIME_NOW));
+	return czfs_fuse_flags_deny(ii.flags, touch);
+}
+
 static int do_setattr(struct czfs_daemon *dm, fuse_ino_t ino, struct stat *attr,
 		      int to_set, struct czfs_inode_info *out)
 {
@@ -389,7 +412,8 @@ static int do_setattr(struct czfs_daemon *dm, fuse_ino_t ino, struct stat *attr,
 	err = czfs_mi_get(dm, ino, false, &mi);
 	if (err)
 		return err;
-	if (to_set & FUSE_SET_ATTR_SIZE) {
+	err = setattr_flags_deny(mi, to_set);
+	if (!err && (to_set & FUSE_SET_ATTR_SIZE)) {
 		if (S_ISDIR(mi->ii.mode))
 			err = -EISDIR;
 		else if (!S_ISREG(mi->ii.mode))
@@ -464,6 +488,11 @@ static int do_fallocate(struct czfs_daemon *dm, struct czfs_minode *mi, int mode
 		return -EOPNOTSUPP;
 	if (off + len > CZFS_MAX_FILE_SIZE)
 		return -EFBIG;
+	/* as vfs_fallocate: append-only lets the size grow, no more */
+	czfs_mi_attr(mi, &ii);
+	err = czfs_fuse_flags_deny(ii.flags, !(mode & ~FALLOC_FL_KEEP_SIZE));
+	if (err)
+		return err;
 	if (mode & FALLOC_FL_PUNCH_HOLE) {
 		if (!(mode & FALLOC_FL_KEEP_SIZE))
 			return -EOPNOTSUPP;

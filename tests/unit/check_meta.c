@@ -48,6 +48,30 @@ START_TEST(inode_round_trip)
 }
 END_TEST
 
+/* Each chattr flag alone and all together survive the format, in place. */
+START_TEST(inode_attr_flags)
+{
+	static const uint32_t flags[] = {
+		CZFS_INODE_IMMUTABLE, CZFS_INODE_APPEND, CZFS_INODE_NOATIME,
+		CZFS_INODE_NODUMP, CZFS_INODE_ATTR_FLAGS | CZFS_INODE_COMPRESS,
+	};
+	struct czfs_inode_info in = sample_inode(), out;
+	struct czfs_inode di;
+
+	for (unsigned i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		in.flags = flags[i];
+		czfs_inode_encode(&in, &di);
+		ck_assert_uint_eq(le32_to_cpu(di.flags), flags[i]);
+		ck_assert_int_eq(czfs_inode_decode(&di, sizeof(di), 7, &out), 0);
+		ck_assert_uint_eq(out.flags, flags[i]);
+	}
+	ck_assert_uint_eq(CZFS_INODE_ATTR_FLAGS & (CZFS_INODE_COMPRESS |
+						   CZFS_INODE_NOCOMPRESS), 0);
+	ck_assert_uint_eq(CZFS_INODE_FLAGS_KNOWN, CZFS_INODE_ATTR_FLAGS |
+			  CZFS_INODE_COMPRESS | CZFS_INODE_NOCOMPRESS);
+}
+END_TEST
+
 /* One way to break an inode each; all must be refused. */
 static void break_inode(int i, struct czfs_inode_info *ii, unsigned *len)
 {
@@ -356,6 +380,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, inode_round_trip);
+	tcase_add_test(tc, inode_attr_flags);
 	tcase_add_loop_test(tc, inode_corruption_table, 0, 11);
 	tcase_add_test(tc, dentry_records);
 	tcase_add_test(tc, xattr_records);
