@@ -10,7 +10,9 @@ ROLE is one of
            file into MNT/done/d<n>/; also moves its finished files between
            done/ directories (some with RENAME_WHITEOUT, which leaves a
            whiteout at the old name, as overlayfs does), reopens some by
-           their file handle (open_by_handle_at) and compares them, and
+           their file handle (open_by_handle_at) and compares them, makes
+           some immutable for a moment (unlink and writes must fail with
+           EPERM), marks some nodump ("nodump name" recorded), and
            deletes some ("deleted name" recorded)
   appender appends numbered records to MNT/shared.log (O_APPEND); the
            record count goes to SIDE/appended
@@ -24,11 +26,14 @@ Side files live outside the mount, so a broken filesystem cannot hide its
 own mistakes.
 """
 import ctypes
+import errno
+import fcntl
 import hashlib
 import json
 import os
 import random
 import stat
+import struct
 import sys
 import time
 
@@ -64,6 +69,45 @@ def rename_whiteout(old, new):
 def is_whiteout(path):
     st = os.lstat(path)
     return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
+
+
+FS_IOC_GETFLAGS, FS_IOC_SETFLAGS = 0x80086601, 0x40086602
+FS_IMMUTABLE_FL, FS_NODUMP_FL = 0x10, 0x40
+
+
+def get_flags(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        got = fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(8))
+    finally:
+        os.close(fd)
+    return struct.unpack("i", got[:4])[0]
+
+
+def set_flags(path, flags):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("i", flags) + bytes(4))
+    finally:
+        os.close(fd)
+
+
+def must_fail_eperm(what, fn):
+    try:
+        fn()
+    except PermissionError as e:
+        if e.errno == errno.EPERM:
+            return
+        raise
+    die(f"{what} of an immutable file worked")
+
+
+def immutable_moment(path):
+    """chattr +i: the name and the data are fixed, then -i."""
+    set_flags(path, get_flags(path) | FS_IMMUTABLE_FL)
+    must_fail_eperm("unlink", lambda: os.unlink(path))
+    must_fail_eperm("open for writing", lambda: os.close(os.open(path, os.O_WRONLY)))
+    set_flags(path, get_flags(path) & ~FS_IMMUTABLE_FL)
 
 
 def by_handle(path):
@@ -150,6 +194,11 @@ def writer():
         os.rename(os.path.join(MNT, "work", name), done)
         if rnd.randrange(5) == 0 and by_handle(done) != content:
             die(f"{name} read through its file handle differs")
+        if rnd.randrange(6) == 0:
+            immutable_moment(done)
+        if rnd.randrange(6) == 0:
+            set_flags(done, get_flags(done) | FS_NODUMP_FL)
+            sums.write(f"nodump {name}\n")
         if where and rnd.randrange(3) == 0:    # move one across dirs
             old = rnd.choice(sorted(where))
             new = rnd.randrange(NDONE)
@@ -266,11 +315,15 @@ def reader():
 
 
 def verify_files():
-    sums, deleted = known_sums(), set()
+    sums, deleted, nodump = known_sums(), set(), set()
     for fn in os.listdir(SIDE):
         if fn.startswith("sums."):
             with open(os.path.join(SIDE, fn)) as f:
-                deleted |= {l.split()[1] for l in f if l.startswith("deleted")}
+                for l in f:
+                    if l.startswith("deleted"):
+                        deleted.add(l.split()[1])
+                    elif l.startswith("nodump"):
+                        nodump.add(l.split()[1])
     found, whiteouts = {}, set()
     for i in range(NDONE):
         d = os.path.join(MNT, "done", f"d{i}")
@@ -291,6 +344,12 @@ def verify_files():
         with open(path, "rb") as f:
             if hashlib.sha256(f.read()).hexdigest() != sums[name][0]:
                 die(f"{name} does not match its checksum")
+        flags = get_flags(path)
+        if flags & FS_IMMUTABLE_FL:
+            die(f"{name} is still immutable")
+        if bool(flags & FS_NODUMP_FL) != (name in nodump):
+            die(f"{name}: nodump is {bool(flags & FS_NODUMP_FL)}, recorded "
+                f"{name in nodump}")
     if os.listdir(os.path.join(MNT, "work")):
         die(f"work/ not empty: {os.listdir(os.path.join(MNT, 'work'))[:5]}")
     print(f"# {len(whiteouts)} whiteouts left by moves")
