@@ -35,6 +35,8 @@ static const unsigned fsx_weights[FSX_NOPS] = {
 	[FSX_REOPEN] = 2,
 	[FSX_DIRECT_WRITE] = 3,
 	[FSX_DIRECT_READ] = 3,
+	[FSX_HANDLE_REOPEN] = 1,
+	[FSX_IMMUTABLE] = 1,
 };
 
 static void usage(FILE *out)
@@ -120,7 +122,7 @@ static bool op_enabled(const struct fsx *f, enum fsx_optype t)
 	case FSX_DIRECT_READ:
 		return f->direct;
 	default:
-		return true;
+		return !f->unsupported[t];
 	}
 }
 

@@ -28,6 +28,8 @@ enum fsx_optype {
 	FSX_REOPEN,		/* close and open again */
 	FSX_DIRECT_WRITE,	/* O_DIRECT, 4 KiB aligned */
 	FSX_DIRECT_READ,
+	FSX_HANDLE_REOPEN,	/* close, open again by its file handle */
+	FSX_IMMUTABLE,		/* chattr +i: writes fail with EPERM; -i */
 	FSX_VERIFY,		/* whole-file compare */
 	FSX_NOPS
 };
@@ -95,6 +97,10 @@ _Noreturn void fsx_die(const struct fsx *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void fsx_compare(const struct fsx *f, const unsigned char *got,
 		 uint64_t off, uint64_t len, const char *what);
+
+/* fsx_api.c */
+void fsx_handle_reopen(struct fsx *f);
+void fsx_immutable_moment(struct fsx *f);
 
 /* fsx_ops.c */
 void fsx_do_op(struct fsx *f, enum fsx_optype t);

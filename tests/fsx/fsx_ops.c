@@ -442,6 +442,12 @@ void fsx_do_op(struct fsx *f, enum fsx_optype t)
 	case FSX_DIRECT_READ:
 		do_direct(f, t);
 		break;
+	case FSX_HANDLE_REOPEN:
+		fsx_handle_reopen(f);
+		break;
+	case FSX_IMMUTABLE:
+		fsx_immutable_moment(f);
+		break;
 	default:
 		fsx_verify(f);
 		return;

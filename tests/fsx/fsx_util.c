@@ -168,6 +168,8 @@ static const char *const fsx_opnames[FSX_NOPS] = {
 	[FSX_REOPEN] = "close_open",
 	[FSX_DIRECT_WRITE] = "direct_write",
 	[FSX_DIRECT_READ] = "direct_read",
+	[FSX_HANDLE_REOPEN] = "handle_open",
+	[FSX_IMMUTABLE] = "immutable",
 	[FSX_VERIFY] = "verify",
 };
 
