@@ -360,7 +360,7 @@ static int mount_rw(struct czfs_daemon *dm)
 		err = czfs_fs_commit_mount(fs);
 	if (err)
 		czfs_err("cannot mount read-write: %s", strerror(-err));
-	else if (!czfs_space_free(dm))	/* mkfs -d without -s: no room left */
+	else if (!czfs_writeback_room(dm))	/* mkfs -d without -s: no room left */
 		czfs_info("the image is full: writes fail with ENOSPC and access "
 			  "times are not kept; fsck.czfs --grow=SIZE raises its "
 			  "size limit, -o ro or noatime mounts it as it is");

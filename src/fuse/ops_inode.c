@@ -204,7 +204,7 @@ static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 		czfs_smap_usage(&dm->fs->smap, &max, &used);
 		used = MIN(max, used + atomic_load(&dm->reserved_blocks));
 	}
-	avail = dm->opts.ro ? max - used : czfs_space_free(dm);
+	avail = dm->opts.ro ? max - used : czfs_writeback_room(dm);
 	sv.f_bsize = sv.f_frsize = CZFS_BLOCK_SIZE;
 	sv.f_blocks = max;
 	sv.f_bfree = max - used;

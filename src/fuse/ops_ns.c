@@ -302,7 +302,7 @@ static int make_node(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t parent,
 		err = czfs_fuse_flags_deny(p->ii.flags, true);
 	if (!err && czfs_dir_lookup(dm->fs, parent, name, len, ino, &type) == 0)
 		err = -EEXIST;
-	if (!err && czfs_space_free(dm) < 4)
+	if (!err && czfs_writeback_room(dm) < 4)
 		err = -ENOSPC;
 	if (!err) {
 		new_inode(dm, req, &p->ii, name, mode, rdev, &ii);
@@ -671,7 +671,7 @@ static int do_rename(struct czfs_daemon *dm, struct rename_op *r)
 	}
 	if (!err)
 		err = rename_checks(dm, r);
-	if (!err && r->flags & RENAME_WHITEOUT && czfs_space_free(dm) < 4)
+	if (!err && r->flags & RENAME_WHITEOUT && czfs_writeback_room(dm) < 4)
 		err = -ENOSPC;		/* before anything changes */
 	if (!err)
 		err = rename_names(dm, r);

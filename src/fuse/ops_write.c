@@ -102,7 +102,7 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	if (err)
 		return err;
 	pthread_mutex_lock(&mi->lock);
-	err = czfs_mark_dirty(dm, mi, e);
+	err = czfs_writeback_mark_dirty(dm, mi, e);
 	if (!err) {
 		/* bytes past the end of the file are not its data */
 		if (mi->ii.size < pos - in + e->len)
@@ -205,7 +205,7 @@ static void drop_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 		mi->ndirty = keep;
 		mi->reserved -= n * per;
 		pthread_mutex_unlock(&mi->lock);
-		czfs_space_release(dm, n * per);
+		czfs_writeback_unreserve(dm, n * per);
 		for (unsigned i = 0; i < n; i++)
 			czfs_ccache_put(dm->cc, gone[i]);
 		if (n && !keep)
@@ -274,7 +274,7 @@ static int zero_in_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 		return 0;
 	}
 	pthread_mutex_lock(&mi->lock);
-	err = czfs_mark_dirty(dm, mi, e);
+	err = czfs_writeback_mark_dirty(dm, mi, e);
 	if (!err && in < e->len) {
 		czfs_centry_pages(e, pages);
 		czfs_memcpy_to_pages(dm->pool, pages, in, zeros,
@@ -545,7 +545,7 @@ static void czfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 static void czfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		       struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, czfs_fuse_errno(czfs_checkpoint(req_daemon(req))));
+	fuse_reply_err(req, czfs_fuse_errno(czfs_writeback_checkpoint(req_daemon(req))));
 }
 
 static void czfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

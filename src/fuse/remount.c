@@ -50,7 +50,7 @@ static void follow_kernel(struct czfs_daemon *dm)
 	if (ro < 0 || ro == atomic_load(&dm->remounted_ro))
 		return;
 	if (ro) {
-		err = czfs_checkpoint_clean(dm);
+		err = czfs_writeback_checkpoint_clean(dm);
 		if (err)
 			czfs_err("remount read-only: the checkpoint failed: %s",
 				 strerror(-err));

@@ -38,7 +38,7 @@ static uint64_t margin(struct czfs_daemon *dm)
 	return MAX(256u, dm->fs->cp.max_blocks / 100);
 }
 
-uint64_t czfs_space_free(struct czfs_daemon *dm)
+uint64_t czfs_writeback_room(struct czfs_daemon *dm)
 {
 	uint64_t max, used, taken;
 
@@ -47,7 +47,7 @@ uint64_t czfs_space_free(struct czfs_daemon *dm)
 	return taken < max ? max - taken : 0;
 }
 
-int czfs_space_reserve(struct czfs_daemon *dm, uint64_t blocks)
+int czfs_writeback_reserve(struct czfs_daemon *dm, uint64_t blocks)
 {
 	unsigned long long old = atomic_load(&dm->reserved_blocks);
 
@@ -62,7 +62,7 @@ int czfs_space_reserve(struct czfs_daemon *dm, uint64_t blocks)
 	return 0;
 }
 
-void czfs_space_release(struct czfs_daemon *dm, uint64_t blocks)
+void czfs_writeback_unreserve(struct czfs_daemon *dm, uint64_t blocks)
 {
 	atomic_fetch_sub(&dm->reserved_blocks, blocks);
 }
@@ -107,7 +107,7 @@ static int dirty_add(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return 0;
 }
 
-int czfs_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
+int czfs_writeback_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 		    struct czfs_centry *e)
 {
 	uint64_t blocks = 1ull << mi->ii.cluster_shift;
@@ -118,12 +118,12 @@ int czfs_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 		czfs_ccache_put(dm->cc, e);	/* the dirty list has one */
 		return 0;
 	}
-	err = czfs_space_reserve(dm, blocks);
+	err = czfs_writeback_reserve(dm, blocks);
 	if (err)
 		return err;
 	err = dirty_add(dm, mi, e);
 	if (err) {
-		czfs_space_release(dm, blocks);
+		czfs_writeback_unreserve(dm, blocks);
 		return err;
 	}
 	e->dirty = true;
@@ -286,7 +286,7 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 
 		if (!err && ws[i].done && e->wseq == ws[i].seq) {
 			e->dirty = false;
-			czfs_space_release(dm, per);
+			czfs_writeback_unreserve(dm, per);
 			mi->reserved -= per;
 			czfs_ccache_put(dm->cc, e);
 		} else if (dirty_add(dm, mi, e)) {
@@ -422,12 +422,12 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 	return err ?: wb_err;
 }
 
-int czfs_checkpoint(struct czfs_daemon *dm)
+int czfs_writeback_checkpoint(struct czfs_daemon *dm)
 {
 	return checkpoint(dm, false);
 }
 
-int czfs_checkpoint_clean(struct czfs_daemon *dm)
+int czfs_writeback_checkpoint_clean(struct czfs_daemon *dm)
 {
 	return checkpoint(dm, true);
 }
@@ -494,7 +494,7 @@ static void *flusher(void *arg)
 		if (kick)
 			czfs_itable_each(dm, wb_dirty, NULL);
 		if (commit)
-			checkpoint_failed(czfs_checkpoint(dm), "a periodic checkpoint");
+			checkpoint_failed(czfs_writeback_checkpoint(dm), "a periodic checkpoint");
 		pthread_mutex_lock(&fl->lock);
 	}
 	pthread_mutex_unlock(&fl->lock);

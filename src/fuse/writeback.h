@@ -48,9 +48,9 @@ int czfs_writeback_attr(struct czfs_daemon *dm, struct czfs_minode *mi);
 void czfs_writeback_balance(struct czfs_daemon *dm);
 
 /* Write back everything and commit a checkpoint.  0 or -errno. */
-int czfs_checkpoint(struct czfs_daemon *dm);
+int czfs_writeback_checkpoint(struct czfs_daemon *dm);
 /* The same, marked a clean unmount (fsck trusts it): for remount ro. */
-int czfs_checkpoint_clean(struct czfs_daemon *dm);
+int czfs_writeback_checkpoint_clean(struct czfs_daemon *dm);
 
 /*
  * Space for dirty data, taken when a cluster first becomes dirty (its
@@ -58,10 +58,10 @@ int czfs_checkpoint_clean(struct czfs_daemon *dm);
  * what a write accepted can always be written.  -ENOSPC when the image
  * cannot hold it (a margin stays for metadata, unlink and checkpoints).
  */
-int czfs_space_reserve(struct czfs_daemon *dm, uint64_t blocks);
-void czfs_space_release(struct czfs_daemon *dm, uint64_t blocks);
+int czfs_writeback_reserve(struct czfs_daemon *dm, uint64_t blocks);
+void czfs_writeback_unreserve(struct czfs_daemon *dm, uint64_t blocks);
 /* Blocks free for new data, reservations and the margin deducted. */
-uint64_t czfs_space_free(struct czfs_daemon *dm);
+uint64_t czfs_writeback_room(struct czfs_daemon *dm);
 
 /*
  * Mark a referenced cache entry of mi dirty after a write (mi->lock held):
@@ -69,7 +69,7 @@ uint64_t czfs_space_free(struct czfs_daemon *dm);
  * reserved (-ENOSPC); later writes only bump its write count and drop the
  * caller's reference.
  */
-int czfs_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
+int czfs_writeback_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 		    struct czfs_centry *e);
 
 #endif /* CZFS_WRITEBACK_H */
