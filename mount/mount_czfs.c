@@ -70,28 +70,22 @@ static bool mount8_only(const char *o)
 	return false;
 }
 
-/* Split -o: what mount(8) alone wants is dropped, the rest kept in order. */
+/* Append option o to rq->opts (cap bytes), comma-separated. */
+static void append_opt(struct request *rq, size_t *len, size_t cap,
+		       const char *o)
+{
+	*len += (size_t)snprintf(rq->opts + *len, cap - *len, "%s%s",
+				 *len ? "," : "", o);
+}
+
 /*
+ * Split -o: what mount(8) alone wants is dropped, the rest kept in order.
  * mount(8) hands a helper the flags that differ from a mount(2) default
  * and drops dev and suid, which are that default; FUSE's own default is
  * nodev,nosuid.  A mount by root then means what it means for any other
  * filesystem: device files and setuid programs work unless nodev or nosuid
  * was given (a user mount gets nodev,nosuid from mount(8) itself).
  */
-static size_t add_vfs_defaults(struct request *rq, size_t len, size_t cap,
-			       bool nodev, bool nosuid)
-{
-	if (geteuid())
-		return len;
-	if (!nodev)
-		len += (size_t)snprintf(rq->opts + len, cap - len, "%sdev",
-					len ? "," : "");
-	if (!nosuid)
-		len += (size_t)snprintf(rq->opts + len, cap - len, "%ssuid",
-					len ? "," : "");
-	return len;
-}
-
 static int parse_opts(char *in, struct request *rq)
 {
 	size_t cap = strlen(in) + sizeof(",dev,suid"), len = 0;
@@ -114,11 +108,14 @@ static int parse_opts(char *in, struct request *rq)
 			rq->want_rw = true, rq->want_ro = false;
 		nodev |= !strcmp(o, "nodev");
 		nosuid |= !strcmp(o, "nosuid");
-		len += (size_t)snprintf(rq->opts + len, cap - len, "%s%s",
-					len ? "," : "", o);
+		append_opt(rq, &len, cap, o);
 	}
-	if (!rq->remount)
-		add_vfs_defaults(rq, len, cap, nodev, nosuid);
+	if (!rq->remount && !geteuid()) {
+		if (!nodev)
+			append_opt(rq, &len, cap, "dev");
+		if (!nosuid)
+			append_opt(rq, &len, cap, "suid");
+	}
 	return 0;
 }
 
