@@ -53,6 +53,7 @@ struct czfs_mount_opts {
 	int nodiscard;			/* freed blocks stay allocated on the host */
 	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
 	bool ro;			/* read-only mount */
+	bool send_opens;		/* ro: ask for every open and close */
 	int atime;			/* CZFS_ATIME_* */
 	unsigned commit;		/* seconds between checkpoints */
 	int alg, level;			/* compression of new files, -1 = image's */
@@ -90,6 +91,8 @@ struct czfs_daemon {
 	struct czfs_iobatch_opts io;
 	struct czfs_mount_opts opts;
 	double attr_timeout;		/* long while read-only */
+	bool skip_opens;		/* the kernel opens without asking us
+					 * (set once, at FUSE init) */
 	atomic_ullong reserved_blocks;	/* promised to dirty data */
 	atomic_ullong items_version;	/* bumped by every cluster item change */
 	char *mountpoint;		/* absolute */

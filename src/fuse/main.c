@@ -66,6 +66,10 @@ static const char usage_text[] =
 "                           max_request boundaries (for comparison)\n"
 "    -o no_zero_detect      write all-zero clusters as data, not holes (to\n"
 "                           measure decompression of zeros)\n"
+"    -o opens=skip|send     read-only mounts: the kernel opens files and\n"
+"                           directories without asking the daemon (skip, the\n"
+"                           default: two requests fewer per file) or asks\n"
+"                           at every open and close (send)\n"
 "    -o discard, nodiscard  punch the blocks each checkpoint frees out of\n"
 "                           IMAGE, giving them back to the host (default:\n"
 "                           discard)\n"
@@ -77,7 +81,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
        KEY_READAHEAD, KEY_MAP,
        KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM,
        KEY_NOATIME, KEY_RELATIME, KEY_STRICTATIME, KEY_COMPRESS_EXT,
-       KEY_NOCOMPRESS_EXT, KEY_COUNT };
+       KEY_NOCOMPRESS_EXT, KEY_OPENS, KEY_COUNT };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -90,6 +94,7 @@ static const struct fuse_opt czfs_opts[] = {
 	CZFS_OPT("unaligned_requests", unaligned),
 	CZFS_OPT("no_zero_detect", no_zero_detect),
 	CZFS_OPT("nodiscard", nodiscard),
+	FUSE_OPT_KEY("opens=", KEY_OPENS),
 	{ "discard", offsetof(struct czfs_mount_opts, nodiscard), 0 },
 	FUSE_OPT_KEY("map=", KEY_MAP),
 	FUSE_OPT_KEY("max_request=", KEY_MAX_REQUEST),
@@ -212,6 +217,11 @@ static int opt_scattered(struct czfs_mount_opts *o, const char *arg, int key)
 	return parse_choice(arg, "bounce", "slot", &o->map_slots);
 }
 
+static int opt_opens(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	return parse_choice(arg, "skip", "send", &o->send_opens);
+}
+
 static int opt_map(struct czfs_mount_opts *o, const char *arg, int key)
 {
 	if (czfs_map_mode_parse(strchr(arg, '=') + 1, &o->map))
@@ -288,6 +298,7 @@ static opt_fn *const opt_handlers[KEY_COUNT] = {
 	[KEY_READAHEAD] = opt_readahead,
 	[KEY_MAP] = opt_map,
 	[KEY_MAX_REQUEST] = opt_max_request,
+	[KEY_OPENS] = opt_opens,
 	[KEY_KERNEL_RA] = opt_kernel_ra,
 	[KEY_SCATTERED] = opt_scattered,
 	[KEY_RECLAIM] = opt_reclaim,
@@ -310,6 +321,8 @@ static int opt_proc(void *data, const char *arg, int key,
 
 static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 {
+	struct czfs_daemon *dm = userdata;
+
 	/* Large requests: 1 MiB reads where the kernel allows them. */
 	conn->max_write = 1u << 20;
 	conn->max_read = 0;
@@ -337,6 +350,23 @@ static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
 			FUSE_CAP_SPLICE_MOVE);
+	/* A read-only image has nothing to do at open and close: declining
+	 * them (ENOSYS, ops_file.c and ops_dir.c) spares two of the three or
+	 * four requests a small file costs.  The kernel then keeps the page
+	 * cache and caches directory listings by itself.  Read-write mounts
+	 * keep them: O_TRUNC, chattr checks, O_DIRECT writers' cache drops. */
+	dm->skip_opens = dm->opts.ro && !dm->opts.send_opens &&
+			 (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT);
+	/* Every listing of a read-only image comes with the attributes
+	 * (READDIRPLUS, not only its first part): a walk that lists a big
+	 * directory then stats each entry needs no LOOKUP per entry. */
+	if (dm->opts.ro)
+		conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	if (dm->skip_opens) {
+		conn->want |= FUSE_CAP_NO_OPEN_SUPPORT;
+		if (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT)
+			conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+	}
 }
 
 static void log_syslog(enum czfs_log_level level, const char *msg)
@@ -428,7 +458,7 @@ static void daemon_teardown(struct czfs_daemon *dm)
 	czfs_fuse_release_all(dm);
 	czfs_prefetch_stop(dm);
 	czfs_flusher_stop(dm);		/* the last checkpoint */
-	czfs_itable_destroy(dm->it);
+	czfs_itable_destroy(dm);
 	czfs_wincache_destroy(dm->wc);
 	czfs_ccache_destroy(dm->cc);
 	czfs_pool_destroy(dm->pool);

@@ -8,6 +8,7 @@
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
+#include "stream.h"
 #include "util.h"
 
 #define ITABLE_BUCKETS	4096
@@ -33,16 +34,20 @@ int czfs_itable_create(struct czfs_itable **out)
 	return 0;
 }
 
-static void mi_free(struct czfs_minode *mi)
+static void mi_free(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
+	if (mi->stream)
+		czfs_stream_close(dm, mi->stream);
 	pthread_mutex_destroy(&mi->lock);
 	pthread_mutex_destroy(&mi->wb_lock);
 	free(mi->dirty);
 	free(mi);
 }
 
-void czfs_itable_destroy(struct czfs_itable *it)
+void czfs_itable_destroy(struct czfs_daemon *dm)
 {
+	struct czfs_itable *it = dm->it;
+
 	if (!it)
 		return;
 	for (unsigned b = 0; b < ITABLE_BUCKETS; b++)
@@ -50,7 +55,7 @@ void czfs_itable_destroy(struct czfs_itable *it)
 			struct czfs_minode *mi = it->hash[b];
 
 			it->hash[b] = mi->hnext;
-			mi_free(mi);
+			mi_free(dm, mi);
 		}
 	pthread_mutex_destroy(&it->lock);
 	free(it);
@@ -120,7 +125,7 @@ int czfs_mi_get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 	mi->refs++;
 	pthread_mutex_unlock(&it->lock);
 	if (fresh)
-		mi_free(fresh);
+		mi_free(dm, fresh);
 	*out = mi;
 	return 0;
 }
@@ -180,7 +185,7 @@ void czfs_mi_put(struct czfs_daemon *dm, struct czfs_minode *mi)
 	if (!gone)
 		return;
 	mi_retire(dm, mi);
-	mi_free(mi);
+	mi_free(dm, mi);
 }
 
 void czfs_mi_lookup(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t n)

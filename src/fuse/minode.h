@@ -26,6 +26,7 @@
 struct czfs_daemon;
 struct czfs_centry;
 struct czfs_itable;
+struct czfs_stream;
 
 struct czfs_minode {
 	uint64_t ino;
@@ -47,6 +48,10 @@ struct czfs_minode {
 	/* written with O_DIRECT since the last open: pages a buffered reader
 	 * cached meanwhile may be stale, the next open drops them (lock) */
 	bool direct_written;
+	/* the prefetch stream of the reads that come without an open (a
+	 * read-only mount declines opens: ops_file.c); made by the first of
+	 * them (lock), closed with the inode */
+	struct czfs_stream *stream;
 	/* private to minode.c */
 	unsigned refs;
 	struct czfs_minode *hnext;
@@ -54,7 +59,9 @@ struct czfs_minode {
 
 /* An empty inode table: 0 or -ENOMEM. */
 int czfs_itable_create(struct czfs_itable **out);
-void czfs_itable_destroy(struct czfs_itable *it);	/* accepts NULL */
+/* Free dm->it (NULL accepted) and what its inodes hold; after the
+ * prefetch workers have stopped. */
+void czfs_itable_destroy(struct czfs_daemon *dm);
 
 /*
  * The in-memory inode of ino, read from the tree if needed (taking
