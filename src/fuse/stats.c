@@ -74,8 +74,9 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 	    (unsigned long long)ps.alloc_fail, (unsigned long long)ps.reserve_size,
 	    (unsigned long long)ps.reserve_fill, (unsigned long long)ps.reserve_hits);
 	czfs_nodecache_stats(dm->fs->nc, &ns);
-	put(o, "nodecache.hits %llu\nnodecache.misses %llu\nnodecache.nodes %llu\n",
-	    ns.hits, ns.misses, ns.nodes);
+	put(o, "nodecache.hits %llu\nnodecache.misses %llu\nnodecache.nodes %llu\n"
+	    "nodecache.readahead %llu\n", ns.hits, ns.misses, ns.nodes,
+	    ns.readahead);
 }
 
 static void backing_stats(struct out *o, struct czfs_daemon *dm)
