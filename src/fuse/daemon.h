@@ -54,6 +54,8 @@ struct czfs_mount_opts {
 	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
 	bool ro;			/* read-only mount */
 	bool send_opens;		/* ro: ask for every open and close */
+	uint64_t tree_readahead;	/* ro: bytes of the next files to
+					 * store after a small file is read */
 	int atime;			/* CZFS_ATIME_* */
 	unsigned commit;		/* seconds between checkpoints */
 	int alg, level;			/* compression of new files, -1 = image's */
@@ -78,6 +80,8 @@ struct czfs_daemon_stats {
 	struct czfs_iobatch_stats io;	/* data requests to the image */
 	atomic_ullong stage_restarts;	/* a stream's cursor moved elsewhere */
 	atomic_ullong stage_private;	/* clusters read apart from a stream */
+	atomic_ullong push_files, push_bytes;	/* stored into the page cache */
+	atomic_ullong push_errors;		/* stores that failed */
 };
 
 struct czfs_daemon {

@@ -25,6 +25,7 @@
 
 #define DEFAULT_CACHE_SIZE	(256ull << 20)
 #define DEFAULT_READAHEAD	(4ull << 20)
+#define DEFAULT_TREE_READAHEAD	(1ull << 20)
 #define DEFAULT_MAX_REQUEST	(512u << 10)
 #define MIN_CACHE_SIZE		(4ull << 20)
 #define RO_TIMEOUT		86400.0	/* an image mounted ro never changes */
@@ -70,6 +71,10 @@ static const char usage_text[] =
 "                           directories without asking the daemon (skip, the\n"
 "                           default: two requests fewer per file) or asks\n"
 "                           at every open and close (send)\n"
+"    -o tree_readahead=SIZE read-only mounts: after a small file is read\n"
+"                           whole, store up to SIZE of the files that follow\n"
+"                           it into the kernel's page cache (default 1M; 0:\n"
+"                           off)\n"
 "    -o discard, nodiscard  punch the blocks each checkpoint frees out of\n"
 "                           IMAGE, giving them back to the host (default:\n"
 "                           discard)\n"
@@ -81,7 +86,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
        KEY_READAHEAD, KEY_MAP,
        KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM,
        KEY_NOATIME, KEY_RELATIME, KEY_STRICTATIME, KEY_COMPRESS_EXT,
-       KEY_NOCOMPRESS_EXT, KEY_OPENS, KEY_COUNT };
+       KEY_NOCOMPRESS_EXT, KEY_OPENS, KEY_TREE_RA, KEY_COUNT };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -95,6 +100,7 @@ static const struct fuse_opt czfs_opts[] = {
 	CZFS_OPT("no_zero_detect", no_zero_detect),
 	CZFS_OPT("nodiscard", nodiscard),
 	FUSE_OPT_KEY("opens=", KEY_OPENS),
+	FUSE_OPT_KEY("tree_readahead=", KEY_TREE_RA),
 	{ "discard", offsetof(struct czfs_mount_opts, nodiscard), 0 },
 	FUSE_OPT_KEY("map=", KEY_MAP),
 	FUSE_OPT_KEY("max_request=", KEY_MAX_REQUEST),
@@ -199,12 +205,18 @@ static int opt_readahead(struct czfs_mount_opts *o, const char *arg, int key)
 	return parse_size_opt(arg, &o->readahead);
 }
 
+/* A size, or 0 for "off". */
+static int parse_size_or_off(const char *arg, uint64_t *out)
+{
+	if (strcmp(strchr(arg, '=') + 1, "0"))
+		return parse_size_opt(arg, out);
+	*out = 0;
+	return 0;
+}
+
 static int opt_kernel_ra(struct czfs_mount_opts *o, const char *arg, int key)
 {
-	if (strcmp(arg, "kernel_readahead=0"))
-		return parse_size_opt(arg, &o->kernel_readahead);
-	o->kernel_readahead = 0;
-	return 0;
+	return parse_size_or_off(arg, &o->kernel_readahead);
 }
 
 static int opt_reclaim(struct czfs_mount_opts *o, const char *arg, int key)
@@ -220,6 +232,11 @@ static int opt_scattered(struct czfs_mount_opts *o, const char *arg, int key)
 static int opt_opens(struct czfs_mount_opts *o, const char *arg, int key)
 {
 	return parse_choice(arg, "skip", "send", &o->send_opens);
+}
+
+static int opt_tree_ra(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	return parse_size_or_off(arg, &o->tree_readahead);
 }
 
 static int opt_map(struct czfs_mount_opts *o, const char *arg, int key)
@@ -299,6 +316,7 @@ static opt_fn *const opt_handlers[KEY_COUNT] = {
 	[KEY_MAP] = opt_map,
 	[KEY_MAX_REQUEST] = opt_max_request,
 	[KEY_OPENS] = opt_opens,
+	[KEY_TREE_RA] = opt_tree_ra,
 	[KEY_KERNEL_RA] = opt_kernel_ra,
 	[KEY_SCATTERED] = opt_scattered,
 	[KEY_RECLAIM] = opt_reclaim,
@@ -550,6 +568,7 @@ int main(int argc, char *argv[])
 	struct czfs_daemon dm = {
 		.opts = { .cache_size = DEFAULT_CACHE_SIZE,
 			  .readahead = DEFAULT_READAHEAD,
+			  .tree_readahead = DEFAULT_TREE_READAHEAD,
 			  .kernel_readahead = 1u << 20,
 			  .map = CZFS_MAP_VM_MAP_RAM,
 			  .max_request = DEFAULT_MAX_REQUEST,

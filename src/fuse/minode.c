@@ -130,6 +130,21 @@ int czfs_mi_get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 	return 0;
 }
 
+struct czfs_minode *czfs_mi_known(struct czfs_daemon *dm, uint64_t ino)
+{
+	struct czfs_itable *it = dm->it;
+	struct czfs_minode *mi;
+
+	pthread_mutex_lock(&it->lock);
+	mi = find(it, ino);
+	if (mi && mi->nlookup)
+		mi->refs++;
+	else
+		mi = NULL;
+	pthread_mutex_unlock(&it->lock);
+	return mi;
+}
+
 /* Under the table lock: refs, nlookup and opens live under it. */
 static bool idle(const struct czfs_minode *mi)
 {

@@ -52,6 +52,8 @@ struct czfs_minode {
 	 * read-only mount declines opens: ops_file.c); made by the first of
 	 * them (lock), closed with the inode */
 	struct czfs_stream *stream;
+	/* its data was stored into the kernel's page cache (push.c) (lock) */
+	bool pushed;
 	/* private to minode.c */
 	unsigned refs;
 	struct czfs_minode *hnext;
@@ -74,6 +76,9 @@ int czfs_mi_get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
  * unlinked is destroyed in the tree first).  Takes fs->lock itself when it
  * must: never call it holding fs->lock. */
 void czfs_mi_put(struct czfs_daemon *dm, struct czfs_minode *mi);
+/* The in-memory inode of ino with a reference if the kernel knows it (a
+ * lookup count), else NULL; never reads the tree. */
+struct czfs_minode *czfs_mi_known(struct czfs_daemon *dm, uint64_t ino);
 /* The kernel took n more references (lookup replies) / forgot n. */
 void czfs_mi_lookup(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t n);
 void czfs_mi_forget(struct czfs_daemon *dm, uint64_t ino, uint64_t n);

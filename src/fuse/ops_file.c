@@ -21,6 +21,7 @@
 #include "minode.h"
 #include "ops.h"
 #include "pagepool.h"
+#include "push.h"
 #include "remount.h"
 #include "stream.h"
 #include "util.h"
@@ -274,9 +275,10 @@ static int implicit_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	return 0;
 }
 
+/* Read [off, off + size) and reply; *whole: it was the whole file. */
 static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 		   struct czfs_minode *mi, struct czfs_stream *stream,
-		   uint64_t off, size_t size)
+		   uint64_t off, size_t size, bool *whole)
 {
 	struct czfs_inode_info ii;
 	uint64_t end, cbytes, admitted;
@@ -307,6 +309,7 @@ static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - off);
 	if (!err)
 		fuse_reply_iov(req, rb->iov, (int)rb->niov);
+	*whole = !err && !off && end == ii.size;
 	/* After the reply the file may be released: its open is not
 	 * touched.  A cluster read to its end is likely done with (the
 	 * kernel keeps the data): recycle its pages first. */
@@ -329,6 +332,7 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
 	struct czfs_minode *mi = NULL;
 	struct czfs_stream *stream;
+	bool whole = false;
 	int err = 0;
 
 	if (of) {
@@ -338,11 +342,15 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		err = implicit_open(dm, ino, &mi, &stream);
 	}
 	if (!err)
-		err = do_read(dm, req, mi, stream, (uint64_t)off, size);
+		err = do_read(dm, req, mi, stream, (uint64_t)off, size, &whole);
 	if (err)
 		fuse_reply_err(req, czfs_fuse_errno(err));
 	if (!of && mi)
 		czfs_mi_put(dm, mi);
+	/* a walk reading small files whole: the next ones into the page
+	 * cache, after the reply (push.h) */
+	if (whole && dm->opts.ro && dm->opts.tree_readahead)
+		czfs_push_after(dm, ino);
 }
 
 void czfs_fuse_ops_file(struct fuse_lowlevel_ops *ops)
