@@ -11,7 +11,9 @@
 #include "stream.h"
 #include "util.h"
 
-#define ITABLE_BUCKETS	4096
+/* a tree walk keeps every inode it met: enough buckets for short chains */
+#define ITABLE_BITS	16
+#define ITABLE_BUCKETS	(1u << ITABLE_BITS)
 
 struct czfs_itable {
 	pthread_mutex_t lock;
@@ -20,7 +22,7 @@ struct czfs_itable {
 
 static unsigned bucket(uint64_t ino)
 {
-	return (unsigned)((ino * 0x9e3779b97f4a7c15ull) >> 52) & (ITABLE_BUCKETS - 1);
+	return (unsigned)((ino * 0x9e3779b97f4a7c15ull) >> (64 - ITABLE_BITS));
 }
 
 int czfs_itable_create(struct czfs_itable **out)
