@@ -97,6 +97,8 @@ struct czfs_daemon {
 	double attr_timeout;		/* long while read-only */
 	bool skip_opens;		/* the kernel opens without asking us
 					 * (set once, at FUSE init) */
+	atomic_int push_slots;		/* FUSE threads that may store at once
+					 * (push.h: always fewer than all) */
 	atomic_ullong reserved_blocks;	/* promised to dirty data */
 	atomic_ullong items_version;	/* bumped by every cluster item change */
 	char *mountpoint;		/* absolute */

@@ -517,6 +517,10 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 		czfs_log_set_sink(log_syslog, CZFS_LOG_INFO);
 	if (czfs_remount_start(dm) || daemon_start_threads(dm))
 		goto out_unmount;
+	/* A store may wait for a page under a READ that another FUSE
+	 * thread must answer: never let every thread store (push.h). */
+	atomic_init(&dm->push_slots, cli->singlethread ? 0 :
+		    (int)MIN(2u, cli->max_threads ? cli->max_threads - 1 : 0));
 	lc = fuse_loop_cfg_create();
 	if (!lc)
 		goto out_unmount;

@@ -87,10 +87,24 @@ static bool take(struct czfs_minode *mi, uint64_t room,
 	return take;
 }
 
+/* Take one of the store slots, without waiting: false if none is free. */
+static bool slot_take(struct czfs_daemon *dm)
+{
+	int n = atomic_load(&dm->push_slots);
+
+	while (n > 0)
+		if (atomic_compare_exchange_weak(&dm->push_slots, &n, n - 1))
+			return true;
+	return false;
+}
+
 void czfs_push_after(struct czfs_daemon *dm, uint64_t ino)
 {
 	uint64_t budget = dm->opts.tree_readahead, done = 0;
 	unsigned files = 0;
+
+	if (!slot_take(dm))
+		return;
 
 	for (uint64_t j = ino + 1; j <= ino + PUSH_SCAN && done < budget &&
 	     files < PUSH_FILES; j++) {
@@ -113,4 +127,5 @@ void czfs_push_after(struct czfs_daemon *dm, uint64_t ino)
 		}
 		czfs_mi_put(dm, mi);
 	}
+	atomic_fetch_add(&dm->push_slots, 1);
 }

@@ -9,9 +9,11 @@
  * their inode: a lookup count) are stored, each at most once while its
  * in-memory inode lives, up to SIZE bytes after each read.
  *
- * Threads: called by a FUSE thread after its reply is sent.  It holds no
- * claim while it stores: the kernel may wait in the store for a page
- * that another thread's reply unlocks.
+ * Threads: called by a FUSE thread after its reply is sent.  The kernel
+ * may make a store wait for a page that a READ has locked until another
+ * FUSE thread answers it, so a store holds no claim, and at most
+ * dm->push_slots threads store at once: always fewer than the session
+ * loop may run (none with -s), so a READ always finds a thread.
  */
 #ifndef CZFS_FUSE_PUSH_H
 #define CZFS_FUSE_PUSH_H

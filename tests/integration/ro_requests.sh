@@ -108,6 +108,25 @@ for alg in lz4 zstd; do
 	czfs_umount "$T/mnt"
 done
 
+# A store can wait for a page under a READ that another FUSE thread must
+# answer: a single-threaded daemon stores nothing, and one with two
+# threads stores in one at most.
+for opt in -s "-o max_threads=2"; do
+	note "a walk with $opt finishes"
+	# shellcheck disable=SC2086 # the option and its value are two words
+	czfs_mount "$T/img" "$T/mnt" -o ro $opt
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	rm -rf "${T:?}/out/"*
+	if ! timeout 120 tar -C "$T/mnt" -cf - . | tar -C "$T/out" -xf -; then
+		czfs_abort "$T/mnt"
+		fail "$opt: the walk did not finish within 120 s"
+	fi
+	diff -r --no-dereference "$T/src" "$T/out" >/dev/null ||
+		fail "$opt: tar's copy differs from the source"
+	czfs_umount "$T/mnt"
+done
+
 note "-o opens=send: every open and close reaches the daemon"
 czfs_mount "$T/img" "$T/mnt" -o ro,opens=send -d
 sync
