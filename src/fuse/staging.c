@@ -18,6 +18,11 @@ struct czfs_staged {
 	uint64_t start, end;		/* image bytes */
 	unsigned refs;
 	bool ready;			/* read; false while in flight */
+	/* dm->items_version when it was read: once a writeback has changed
+	 * any item since, its blocks may have been freed and written anew
+	 * (copy-on-write reuses freed blocks, discard zeroes them), so it
+	 * serves no block any more */
+	unsigned long long version;
 	struct czfs_temp tp;
 };
 
@@ -48,14 +53,20 @@ static void staged_free(struct czfs_daemon *dm, struct czfs_staged *st)
 	free(st);
 }
 
-/* Drop unreferenced requests that end at or before pos. */
+static bool stale(struct czfs_daemon *dm, const struct czfs_staged *st)
+{
+	return st->ready && st->version != atomic_load(&dm->items_version);
+}
+
+/* Drop unreferenced requests that end at or before pos, and stale ones. */
 static void drop_before(struct czfs_daemon *dm, struct czfs_staging *stg,
 			uint64_t pos)
 {
 	unsigned keep = 0;
 
 	for (unsigned i = 0; i < stg->n; i++) {
-		if (stg->st[i]->end <= pos && !stg->st[i]->refs && stg->st[i]->ready)
+		if ((stg->st[i]->end <= pos || stale(dm, stg->st[i])) &&
+		    !stg->st[i]->refs && stg->st[i]->ready)
 			staged_free(dm, stg->st[i]);
 		else
 			stg->st[keep++] = stg->st[i];
@@ -163,6 +174,7 @@ static int read_next(struct czfs_daemon *dm, struct czfs_staging *stg,
 	atomic_fetch_add(&dm->staged_pages, st->tp.n);
 	st->start = start;
 	st->end = end;
+	st->version = atomic_load(&dm->items_version);
 	stg->st[stg->n++] = st;
 	stg->disk_pos = end;
 	for (unsigned i = 0; i < st->tp.n; i++)
@@ -192,10 +204,12 @@ static int read_next(struct czfs_daemon *dm, struct czfs_staging *stg,
 
 /*
  * Pages of the leading staged blocks of [a, a + n blocks): returns how many
- * are staged, and the requests holding them in ref (no references taken).
+ * are staged (by requests that are not stale), and the requests holding
+ * them in ref (no references taken).
  */
-static unsigned staged_prefix(struct czfs_staging *stg, uint64_t a, unsigned n,
-			      uint32_t *pages, struct czfs_stage_ref *ref)
+static unsigned staged_prefix(struct czfs_daemon *dm, struct czfs_staging *stg,
+			      uint64_t a, unsigned n, uint32_t *pages,
+			      struct czfs_stage_ref *ref)
 {
 	unsigned got = 0;
 
@@ -203,6 +217,14 @@ static unsigned staged_prefix(struct czfs_staging *stg, uint64_t a, unsigned n,
 	for (unsigned i = 0; i < stg->n && got < n; i++) {
 		struct czfs_staged *st = stg->st[i];
 		unsigned before = got;
+
+		if (stale(dm, st)) {	/* not to be served: ends the prefix */
+			uint64_t pos = a + (uint64_t)got * CZFS_BLOCK_SIZE;
+
+			if (pos >= st->start && pos < st->end)
+				break;
+			continue;
+		}
 
 		while (got < n) {
 			uint64_t pos = a + (uint64_t)got * CZFS_BLOCK_SIZE;
@@ -258,7 +280,7 @@ int czfs_staging_get(struct czfs_daemon *dm, struct czfs_staging *stg,
 
 	pthread_mutex_lock(&stg->lock);
 	for (;;) {
-		got = staged_prefix(stg, a, n, pages, ref);
+		got = staged_prefix(dm, stg, a, n, pages, ref);
 		if (got == n && all_ready(ref))
 			break;
 		if (got == n) {		/* in flight: another thread reads it */

@@ -8,6 +8,12 @@
  * (staged) for the next ones.  Unaligned mode cuts each run of needed
  * clusters every max_request from its start instead: the "before".
  *
+ * A staged request serves no block once any cluster item has changed
+ * since it was read (dm->items_version): copy-on-write reallocates freed
+ * blocks, lowest first, and discard zeroes them meanwhile, so what it
+ * holds of them may be older than the item that names them now.  On a
+ * read-only mount nothing changes and staging keeps all its use.
+ *
  * Threads: a mutex per staging; the I/O is done under it, the decoding
  * with references to the staged pages, outside it.
  */
