@@ -88,6 +88,7 @@ static int item_inode(struct fsck_ctx *c, const struct czfs_key *key,
 		fi.nentries = ii->nentries;
 		fi.blocks = ii->blocks;
 		fi.inline_bytes = ii->inline_bytes;
+		fi.prealloc = ii->prealloc;
 		if (ii->flags & CZFS_INODE_ATTR_FLAGS)
 			c->incompat_used |= CZFS_FEATURE_INCOMPAT_ATTR_FLAGS;
 	}
@@ -300,12 +301,15 @@ static void damaged_cluster_refs(struct fsck_ctx *c, const void *val,
 	struct czfs_cluster raw;
 	uint64_t blkaddr;
 
+	c->prealloc_unknown = true;	/* it may have been a promise */
 	if (len < sizeof(raw)) {
 		c->refs_incomplete = true;
 		return;
 	}
 	memcpy(&raw, val, sizeof(raw));
 	blkaddr = le64_to_cpu(raw.blkaddr);
+	if (raw.kind == CZFS_CLUSTER_RESERVED && !blkaddr)
+		return;		/* a damaged promise: no blocks either */
 	if (!raw.nblocks && !blkaddr)
 		return;		/* an inline cluster: no blocks */
 	if (raw.nblocks > CZFS_MAX_CLUSTER_BLOCKS ||
@@ -334,6 +338,27 @@ static void cluster_past_end(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 	c->cur->tail_count++;
 }
 
+/* fallocate's promise: no data to read, and it may lie past the end
+ * (KEEP_SIZE); it must promise the whole cluster, as the daemon does. */
+static int item_reserved(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
+			 const struct czfs_cluster_info *ci)
+{
+	unsigned want;
+
+	c->incompat_used |= CZFS_FEATURE_INCOMPAT_PREALLOC;
+	c->prealloc_found += ci->prealloc;
+	if (c->cur)
+		c->cur->prealloc_found += ci->prealloc;
+	if (!c->cur_ok || !cluster_owner_ok(c, ino))
+		return 0;
+	want = 1u << c->cur_ii.cluster_shift;
+	if (!S_ISREG(c->cur_ii.mode) || ci->prealloc != want)
+		fsck_error(c, "inode %" PRIu64 ": reserved cluster %" PRIu64
+			   " promises %u blocks, expected %u in a regular file",
+			   ino, idx, ci->prealloc, want);
+	return 0;
+}
+
 static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 			const void *val, unsigned len)
 {
@@ -352,6 +377,8 @@ static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 		damaged_cluster_refs(c, val, len);
 		return 0;
 	}
+	if (ci.kind == CZFS_CLUSTER_RESERVED)
+		return item_reserved(c, ino, idx, &ci);
 	c->incompat_used |= czfs_alg_feature(ci.alg);
 	if (c->cur)
 		c->cur->inline_found += ci.inline_len;

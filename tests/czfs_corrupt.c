@@ -15,6 +15,8 @@
  *   czfs-corrupt IMAGE leak N              mark N free blocks used
  *   czfs-corrupt IMAGE unmark PATH IDX     mark cluster IDX's blocks free
  *   czfs-corrupt IMAGE inode-count DELTA   add DELTA to the checkpoint's count
+ *   czfs-corrupt IMAGE prealloc-count N    the checkpoint promises N more
+ *                                          blocks than its clusters do
  *   czfs-corrupt IMAGE used-count DELTA    a checkpoint with a wrong used count
  *   czfs-corrupt IMAGE commit              an empty transaction
  *   czfs-corrupt IMAGE poke PATH KIND ARG BYTE VALUE
@@ -208,6 +210,9 @@ static int transaction(struct cmd *c)
 		err = c->argc > 4 ? unmark(c) : -EINVAL;
 	else if (!strcmp(op, "inode-count"))
 		c->fs->cp.inode_count += c->argc > 3 ? num(c->argv[3]) : 1;
+	else if (!strcmp(op, "prealloc-count"))
+		czfs_smap_prealloc_add(&c->fs->smap, c->argc > 3 ?
+				       (int64_t)num(c->argv[3]) : 1);
 	else if (strcmp(op, "commit"))
 		err = -EINVAL;
 	if (!err)

@@ -68,6 +68,9 @@ int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
 		if (ci.kind == CZFS_CLUSTER_RAW || ci.kind == CZFS_CLUSTER_COMPRESSED) {
 			czfs_smap_free(&fs->smap, ci.blkaddr, ci.nblocks);
 			freed->blocks += ci.nblocks;
+		} else if (ci.kind == CZFS_CLUSTER_RESERVED) {
+			czfs_smap_prealloc_add(&fs->smap, -(int64_t)ci.prealloc);
+			freed->prealloc += ci.prealloc;
 		} else {
 			freed->inline_bytes += ci.inline_len;
 		}
@@ -127,6 +130,7 @@ int czfs_items_delete(struct czfs_fs *fs, const struct czfs_key *first,
 	} while (ret >= 0 && c->n == DESTROY_BATCH);
 	freed->blocks += c->freed.blocks;
 	freed->inline_bytes += c->freed.inline_bytes;
+	freed->prealloc += c->freed.prealloc;
 	free(c);
 	return ret < 0 ? ret : 0;
 }
