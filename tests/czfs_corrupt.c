@@ -17,6 +17,9 @@
  *   czfs-corrupt IMAGE inode-count DELTA   add DELTA to the checkpoint's count
  *   czfs-corrupt IMAGE prealloc-count N    the checkpoint promises N more
  *                                          blocks than its clusters do
+ *   czfs-corrupt IMAGE reserve PATH FIRST END  no damage: the holes of
+ *        clusters [FIRST, END) of PATH become RESERVED, as fallocate does
+ *        (room not checked; for the fuzzer's seeds)
  *   czfs-corrupt IMAGE used-count DELTA    a checkpoint with a wrong used count
  *   czfs-corrupt IMAGE commit              an empty transaction
  *   czfs-corrupt IMAGE poke PATH KIND ARG BYTE VALUE
@@ -107,6 +110,25 @@ static int set_field(struct cmd *c)
 		ii.size = v;
 	else
 		ii.blocks = v;
+	return put_inode(c->fs, &ii);
+}
+
+static int reserve(struct cmd *c)
+{
+	struct czfs_stored delta = { 0 };
+	struct czfs_inode_info ii;
+	uint64_t ino;
+	int err = walk(c->fs, c->argv[3], &ino, NULL, NULL);
+
+	if (!err)
+		err = czfs_inode_read(&c->fs->tree, ino, &ii);
+	if (!err)
+		err = czfs_clusters_reserve(c->fs, ino, num(c->argv[4]),
+					    num(c->argv[5]),
+					    1u << ii.cluster_shift, &delta);
+	if (err)
+		return err;
+	czfs_inode_add_stored(&ii, &delta);
 	return put_inode(c->fs, &ii);
 }
 
@@ -208,6 +230,8 @@ static int transaction(struct cmd *c)
 		err = c->argc > 3 ? leak(c) : -EINVAL;
 	else if (!strcmp(op, "unmark"))
 		err = c->argc > 4 ? unmark(c) : -EINVAL;
+	else if (!strcmp(op, "reserve"))
+		err = c->argc > 5 ? reserve(c) : -EINVAL;
 	else if (!strcmp(op, "inode-count"))
 		c->fs->cp.inode_count += c->argc > 3 ? num(c->argv[3]) : 1;
 	else if (!strcmp(op, "prealloc-count"))
