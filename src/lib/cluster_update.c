@@ -144,17 +144,13 @@ static int put_reserved(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 	return 0;
 }
 
-/* Each cluster of [first, end) without an item: counted in *n; with delta,
- * made RESERVED. */
-static int each_gap(struct czfs_fs *fs, uint64_t ino, uint64_t first,
-		    uint64_t end, unsigned per, struct czfs_stored *delta,
-		    uint64_t *n)
+/* Each cluster of [first, end) without an item becomes RESERVED. */
+static int fill_gaps(struct czfs_fs *fs, uint64_t ino, uint64_t first,
+		     uint64_t end, unsigned per, struct czfs_stored *delta)
 {
 	struct present p;
 	int err = 0;
 
-	*n = 0;
-	end = MIN(end, CZFS_KEY_OFFSET_MASK + 1);
 	for (uint64_t at = first; !err && at < end; at += GAP_CHUNK) {
 		uint64_t len = MIN(end - at, (uint64_t)GAP_CHUNK);
 		struct czfs_key lo = { ino, CZFS_ITEM_CLUSTER, at };
@@ -164,30 +160,50 @@ static int each_gap(struct czfs_fs *fs, uint64_t ino, uint64_t first,
 		p.first = at;
 		err = czfs_btree_iterate(&fs->tree, &lo, &hi, mark_present, &p);
 		for (uint64_t i = 0; err >= 0 && i < len; i++) {
-			if (p.bits[i / 64] & (1ull << (i % 64)))
-				continue;
-			(*n)++;
-			if (delta)
+			if (!(p.bits[i / 64] & (1ull << (i % 64))))
 				err = put_reserved(fs, ino, at + i, per, delta);
 		}
 	}
 	return err < 0 ? err : 0;
 }
 
+static int count_item(void *arg, const struct czfs_key *key, const void *val,
+		      unsigned size)
+{
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+/* The holes, from the items there: a huge range costs no more than its
+ * data, so a fallocate far past the room fails at once. */
 int czfs_clusters_gaps(struct czfs_fs *fs, uint64_t ino, uint64_t first,
 		       uint64_t end, uint64_t *n)
 {
-	return each_gap(fs, ino, first, end, 0, NULL, n);
+	struct czfs_key lo = { ino, CZFS_ITEM_CLUSTER, first };
+	struct czfs_key hi = { ino, CZFS_ITEM_CLUSTER, 0 };
+	uint64_t items = 0;
+	int err;
+
+	*n = 0;
+	end = MIN(end, CZFS_KEY_OFFSET_MASK + 1);
+	if (first >= end)
+		return 0;
+	hi.offset = end - 1;
+	err = czfs_btree_iterate(&fs->tree, &lo, &hi, count_item, &items);
+	if (err < 0)
+		return err;
+	*n = end - first - items;
+	return 0;
 }
 
 int czfs_clusters_reserve(struct czfs_fs *fs, uint64_t ino, uint64_t first,
 			  uint64_t end, unsigned per, struct czfs_stored *delta)
 {
-	uint64_t n;
 	int err;
 
 	if (per < 1 || per > CZFS_MAX_CLUSTER_BLOCKS)
 		return -EINVAL;
+	end = MIN(end, CZFS_KEY_OFFSET_MASK + 1);
 	err = czfs_fs_add_features(fs, CZFS_FEATURE_INCOMPAT_PREALLOC);
-	return err ?: each_gap(fs, ino, first, end, per, delta, &n);
+	return err ?: fill_gaps(fs, ino, first, end, per, delta);
 }
