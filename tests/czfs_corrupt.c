@@ -92,14 +92,21 @@ static int put_inode(struct czfs_fs *fs, const struct czfs_inode_info *ii)
 
 /* ---- transactions -------------------------------------------------------- */
 
+/* The inode of the PATH argument (argv[3]). */
+static int path_inode(struct cmd *c, struct czfs_inode_info *ii)
+{
+	uint64_t ino;
+	int err = walk(c->fs, c->argv[3], &ino, NULL, NULL);
+
+	return err ?: czfs_inode_read(&c->fs->tree, ino, ii);
+}
+
 static int set_field(struct cmd *c)
 {
 	struct czfs_inode_info ii;
-	uint64_t ino, v = num(c->argv[4]);
-	int err = walk(c->fs, c->argv[3], &ino, NULL, NULL);
+	uint64_t v = num(c->argv[4]);
+	int err = path_inode(c, &ii);
 
-	if (!err)
-		err = czfs_inode_read(&c->fs->tree, ino, &ii);
 	if (err)
 		return err;
 	if (!strcmp(c->argv[2], "nlink"))
@@ -117,13 +124,10 @@ static int reserve(struct cmd *c)
 {
 	struct czfs_stored delta = { 0 };
 	struct czfs_inode_info ii;
-	uint64_t ino;
-	int err = walk(c->fs, c->argv[3], &ino, NULL, NULL);
+	int err = path_inode(c, &ii);
 
 	if (!err)
-		err = czfs_inode_read(&c->fs->tree, ino, &ii);
-	if (!err)
-		err = czfs_clusters_reserve(c->fs, ino, num(c->argv[4]),
+		err = czfs_clusters_reserve(c->fs, ii.ino, num(c->argv[4]),
 					    num(c->argv[5]),
 					    1u << ii.cluster_shift, &delta);
 	if (err)
@@ -196,11 +200,8 @@ static int unmark(struct cmd *c)
 	uint8_t inl[CZFS_INLINE_MAX];
 	struct czfs_cluster_info ci;
 	struct czfs_inode_info ii;
-	uint64_t ino;
-	int err = walk(c->fs, c->argv[3], &ino, NULL, NULL);
+	int err = path_inode(c, &ii);
 
-	if (!err)
-		err = czfs_inode_read(&c->fs->tree, ino, &ii);
 	if (!err)
 		err = czfs_cluster_lookup(c->fs, &ii, num(c->argv[4]), 1, &ci, inl);
 	if (!err && !ci.nblocks)

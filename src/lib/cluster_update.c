@@ -133,7 +133,7 @@ static int put_reserved(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 	struct czfs_cluster_info ci = { .kind = CZFS_CLUSTER_RESERVED,
 					.prealloc = per };
 	struct czfs_key key = { ino, CZFS_ITEM_CLUSTER, idx };
-	uint8_t val[sizeof(struct czfs_cluster)];
+	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
 	int err = czfs_btree_insert(&fs->tree, &key, val,
 				    czfs_cluster_item_encode(&ci, val));
 
