@@ -446,7 +446,7 @@ static unsigned make_base(enum base b, struct czfs_cluster_info *ci)
 		[B_INLINE] = { 100, P_RANDOM, true, CZFS_CLUSTER_INLINE },
 		[B_INLINE_COMPRESSED] = { 4096, P_REPEAT, true, CZFS_CLUSTER_INLINE_COMPRESSED },
 	};
-	struct czfs_cluster_policy pol = policy(CZFS_ALG_ZSTD, 0, true, bases[b].inl);
+	struct czfs_cluster_policy pol;
 	unsigned out_len;
 
 	if (b == B_RESERVED) {	/* fallocate's: the whole 64 KiB cluster */
@@ -455,6 +455,7 @@ static unsigned make_base(enum base b, struct czfs_cluster_info *ci)
 		memset(val, 0, sizeof(val));
 		return czfs_cluster_item_encode(ci, val);
 	}
+	pol = policy(CZFS_ALG_ZSTD, 0, true, bases[b].inl);
 	fill(src, bases[b].ulen, bases[b].pat);
 	encode(&pol, bases[b].ulen, ci, &out_len);
 	ck_assert_uint_eq(ci->kind, bases[b].kind);
