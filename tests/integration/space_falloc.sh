@@ -147,6 +147,23 @@ rw_umount
 fsck_clean "after the unlink"
 [ "$(cp_prealloc "$RW_IMG")" = 0 ] || fail "prealloc_blocks $(cp_prealloc "$RW_IMG") after every promise was given back"
 
+note "a file unlinked while open gives its promise back after a crash"
+rw_mount_existing
+before=$(rw_bavail)
+fallocate -l $((32 * MIB)) "$M/o"
+exec 9<"$M/o"
+rm "$M/o"
+sync "$M"
+[ $((before - $(rw_bavail))) -ge $((32 * MIB)) ] || fail "an open unlinked file lost its promise"
+rw_kill_daemon
+exec 9<&-
+rw_mount_existing	# the mount destroys the orphan
+now=$(rw_bavail)
+[ $((before - now)) -lt $MIB ] || fail "df free $before before, $now after the orphan was reaped"
+rw_umount
+fsck_clean "after the orphan was reaped"
+[ "$(cp_prealloc "$RW_IMG")" = 0 ] || fail "prealloc_blocks $(cp_prealloc "$RW_IMG") after the orphan was reaped"
+
 note "fsck finds a damaged promise"
 rw_mount_existing
 fallocate -l $((1 * MIB)) "$M/d"
