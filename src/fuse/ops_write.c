@@ -509,10 +509,9 @@ static int preallocate(struct czfs_daemon *dm, struct czfs_minode *mi,
 	czfs_inode_add_stored(&mi->ii, &delta);
 	if (!err && size > mi->ii.size)
 		mi->ii.size = size;
-	now(&mi->ii.ctime);
+	/* the promise and the items it counts go in one transaction */
 	if (!mi->unlinked && (delta.prealloc || size > ii.size))
 		store_err = czfs_inode_store(fs, &mi->ii);
-	mi->ii_dirty = true;
 	pthread_mutex_unlock(&mi->lock);
 	pthread_rwlock_unlock(&fs->lock);
 	czfs_flusher_note_change(dm);
