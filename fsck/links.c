@@ -208,10 +208,10 @@ static void check_tail(struct fsck_ctx *c, struct fsck_inode *fi,
 }
 
 /*
- * The blocks field, and inline_bytes where the image says it is kept.  An
- * image made before RO_COMPAT_INLINE_BYTES may hold anything there (0,
- * or what a newer daemon counted since): not a problem, but -y sets the
- * fields (and then the feature, fsck_upgrade_inline).
+ * The blocks and prealloc fields, and inline_bytes where the image says it
+ * is kept.  An image made before RO_COMPAT_INLINE_BYTES may hold anything
+ * there (0, or what a newer daemon counted since): not a problem, but -y
+ * sets the fields (and then the feature, fsck_upgrade_inline).
  */
 static void check_stored(struct fsck_ctx *c, struct fsck_inode *fi,
 			 struct fsck_fix *f)
@@ -220,7 +220,7 @@ static void check_stored(struct fsck_ctx *c, struct fsck_inode *fi,
 		   CZFS_FEATURE_RO_COMPAT_INLINE_BYTES;
 	bool inl_bad = fi->inline_bytes != fi->inline_found;
 	bool upgrade = !inl && inl_bad && c->o.repair;
-
+	/* a damaged cluster item may have been one of its promises */
 	bool pre_bad = fi->prealloc != fi->prealloc_found &&
 		       !(fi->flags & FI_BAD_CLUSTER);
 
