@@ -143,7 +143,8 @@ static void show_cluster(struct cluster_walk *w, uint64_t idx,
 	dout_str(o, "kind", dump_kind_name(ci->kind));
 	dout_str(o, "alg", czfs_alg_name((int)ci->alg));
 	dout_u64(o, "blkaddr", ci->blkaddr);
-	dout_u64(o, "blocks", ci->nblocks + ci->prealloc);	/* reserved: promised */
+	dout_u64(o, "blocks", ci->kind == CZFS_CLUSTER_RESERVED ?
+		 ci->prealloc : ci->nblocks);		/* reserved: promised */
 	dout_u64(o, "stored", stored);
 	dout_u64(o, "ulen", ci->ulen);
 	dout_ratio(o, "ratio", stored ? (double)ci->ulen / (double)stored : NAN);

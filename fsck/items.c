@@ -308,10 +308,8 @@ static void damaged_cluster_refs(struct fsck_ctx *c, const void *val,
 	}
 	memcpy(&raw, val, sizeof(raw));
 	blkaddr = le64_to_cpu(raw.blkaddr);
-	if (raw.kind == CZFS_CLUSTER_RESERVED && !blkaddr)
-		return;		/* a damaged promise: no blocks either */
 	if (!raw.nblocks && !blkaddr)
-		return;		/* an inline cluster: no blocks */
+		return;		/* an inline or reserved cluster: no blocks */
 	if (raw.nblocks > CZFS_MAX_CLUSTER_BLOCKS ||
 	    blkaddr < CZFS_FIRST_DATA_BLKADDR || blkaddr >= c->image_blocks ||
 	    raw.nblocks > c->image_blocks - blkaddr || !raw.nblocks) {
@@ -338,25 +336,27 @@ static void cluster_past_end(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 	c->cur->tail_count++;
 }
 
-/* fallocate's promise: no data to read, and it may lie past the end
- * (KEEP_SIZE); it must promise the whole cluster, as the daemon does. */
-static int item_reserved(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
+/* fallocate's promise (a RESERVED cluster's, or a tail's): it must be
+ * for the whole cluster, as the daemon makes it, in a regular file. */
+static void item_promise(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 			 const struct czfs_cluster_info *ci)
 {
 	unsigned want;
 
+	if (!ci->prealloc)
+		return;
 	c->incompat_used |= CZFS_FEATURE_INCOMPAT_PREALLOC;
 	c->prealloc_found += ci->prealloc;
 	if (c->cur)
 		c->cur->prealloc_found += ci->prealloc;
-	if (!c->cur_ok || !cluster_owner_ok(c, ino))
-		return 0;
+	if (!c->cur_ok)
+		return;
 	want = 1u << c->cur_ii.cluster_shift;
 	if (!S_ISREG(c->cur_ii.mode) || ci->prealloc != want)
-		fsck_error(c, "inode %" PRIu64 ": reserved cluster %" PRIu64
+		fsck_error(c, "inode %" PRIu64 ": %s cluster %" PRIu64
 			   " promises %u blocks, expected %u in a regular file",
-			   ino, idx, ci->prealloc, want);
-	return 0;
+			   ino, ci->kind == CZFS_CLUSTER_RESERVED ? "reserved" : "data",
+			   idx, ci->prealloc, want);
 }
 
 static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
@@ -377,8 +377,10 @@ static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 		damaged_cluster_refs(c, val, len);
 		return 0;
 	}
+	item_promise(c, ino, idx, &ci);
+	/* nothing to read, and it may lie past the end (KEEP_SIZE) */
 	if (ci.kind == CZFS_CLUSTER_RESERVED)
-		return item_reserved(c, ino, idx, &ci);
+		return 0;
 	c->incompat_used |= czfs_alg_feature(ci.alg);
 	if (c->cur)
 		c->cur->inline_found += ci.inline_len;

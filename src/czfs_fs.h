@@ -79,9 +79,10 @@
 /* inodes may carry the chattr flags CZFS_INODE_ATTR_FLAGS (an older
  * inode decoder refuses them, and an older writer would not obey them) */
 #define CZFS_FEATURE_INCOMPAT_ATTR_FLAGS	0x00000004u
-/* RESERVED clusters (fallocate), inode prealloc and checkpoint
- * prealloc_blocks are kept: an older decoder refuses the cluster kind, and
- * an older writer would not honour the space they set aside */
+/* fallocate's promises: RESERVED clusters, the clusters' prealloc, inode
+ * prealloc and checkpoint prealloc_blocks are kept: an older decoder
+ * refuses the cluster kind and field, and an older writer would not
+ * honour the space they set aside */
 #define CZFS_FEATURE_INCOMPAT_PREALLOC	0x00000008u
 #define CZFS_FEATURE_INCOMPAT_SUPP	(CZFS_FEATURE_INCOMPAT_LZ4 | \
 					 CZFS_FEATURE_INCOMPAT_ZSTD | \
@@ -157,8 +158,8 @@ struct czfs_checkpoint {
 	__le32 commit_nsec;
 	__le32 reserved1;
 	__le64 mount_count;
-	__le64 prealloc_blocks;		/* blocks set aside by RESERVED clusters,
-					 * all inodes (INCOMPAT_PREALLOC) */
+	__le64 prealloc_blocks;		/* blocks promised to clusters, all
+					 * inodes (INCOMPAT_PREALLOC) */
 	__le64 reserved[1];
 	/* Addresses of space-map index blocks; 0 = index block all free. */
 	__le64 smap_index[496];
@@ -289,8 +290,8 @@ struct czfs_inode {
 	__le64 nentries;		/* directories: entries, without . and .. */
 	__le64 inline_bytes;		/* payload bytes of its inline clusters
 					 * (exact with RO_COMPAT_INLINE_BYTES) */
-	__le64 prealloc;		/* blocks set aside by its RESERVED
-					 * clusters (INCOMPAT_PREALLOC) */
+	__le64 prealloc;		/* blocks its clusters are promised
+					 * (INCOMPAT_PREALLOC) */
 	__le64 reserved[1];
 };
 
@@ -337,20 +338,22 @@ struct czfs_xattr_extent {
  * bytes [i << (12 + shift), (i + 1) << (12 + shift)).  No item: a hole
  * (reads as zeros).  An all-zero cluster is stored as a hole.
  *
- * A RESERVED cluster (INCOMPAT_PREALLOC) is one that fallocate set aside:
- * it holds no data and no blocks, reads as zeros, and nblocks counts the
- * blocks of free space promised to it (the cluster stored raw), counted in
- * the inode's prealloc and the checkpoint's prealloc_blocks.  alg,
- * checksum, blkaddr and ulen are 0.  Writing the cluster replaces the item
- * (the promise is kept, the space given back at its stored size); a
- * punch, a truncate or the file's deletion drop it.
+ * fallocate's promise (INCOMPAT_PREALLOC): an item's prealloc counts the
+ * blocks of free space set aside for the cluster's next write (the
+ * cluster stored raw), counted in the inode's prealloc and the
+ * checkpoint's prealloc_blocks.  A RESERVED cluster is a hole fallocate
+ * set aside: no data, no blocks, reads as zeros; nblocks, alg, checksum,
+ * blkaddr and ulen are 0.  A data cluster that holds less than a cluster
+ * (a file's tail) may carry a promise too, for the rest of it.  Writing the
+ * cluster replaces the item (the promise is kept: the space is given back
+ * at its stored size); a punch, a truncate or the file's deletion drop it.
  */
 enum czfs_cluster_kind {
 	CZFS_CLUSTER_RAW		= 1,	/* nblocks raw blocks */
 	CZFS_CLUSTER_COMPRESSED		= 2,	/* header + payload in nblocks */
 	CZFS_CLUSTER_INLINE		= 3,	/* raw bytes in the item */
 	CZFS_CLUSTER_INLINE_COMPRESSED	= 4,	/* compressed bytes in the item */
-	CZFS_CLUSTER_RESERVED		= 5,	/* no data yet: nblocks promised */
+	CZFS_CLUSTER_RESERVED		= 5,	/* no data yet: prealloc promised */
 };
 
 #define CZFS_INLINE_MAX		2048	/* largest inline payload */
@@ -358,15 +361,17 @@ enum czfs_cluster_kind {
 struct czfs_cluster {
 	__u8 kind;			/* enum czfs_cluster_kind */
 	__u8 alg;			/* compressed kinds: enum czfs_alg */
-	__u8 nblocks;		/* extent kinds: blocks stored, 1..64;
-					 * RESERVED: blocks promised, 1..64 */
+	__u8 nblocks;		/* extent kinds: blocks stored, 1..64 */
 	__u8 reserved0;
 	__le32 checksum;		/* crc32c: raw = the nblocks blocks,
 					 * compressed = the payload,
 					 * inline = the payload in the item */
 	__le64 blkaddr;			/* extent kinds: first block; else 0 */
 	__le32 ulen;			/* bytes of file data it holds */
-	__le32 reserved1;
+	__le32 prealloc;		/* blocks promised for its next write
+					 * (INCOMPAT_PREALLOC): RESERVED 1..64,
+					 * others 0, or 1..64 if ulen < the
+					 * cluster size */
 	/* inline kinds: payload follows, item size - 24 bytes */
 };
 

@@ -474,8 +474,9 @@ static int punch(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t off,
 /*
  * Set [off, off + len) aside: every hole among its clusters becomes a
  * RESERVED cluster promising the cluster's raw size (the data is not known
- * yet), once the room for all of them is there (-ENOSPC, nothing changed,
- * otherwise).  The size grows to size (mode 0) in the same transaction.
+ * yet), a partial tail cluster promises it too, once the room for all of
+ * them is there (-ENOSPC, nothing changed, otherwise).  The size grows to
+ * size (mode 0) in the same transaction.
  */
 static int preallocate(struct czfs_daemon *dm, struct czfs_minode *mi,
 		       uint64_t off, uint64_t len, uint64_t size)
@@ -493,7 +494,8 @@ static int preallocate(struct czfs_daemon *dm, struct czfs_minode *mi,
 	err = czfs_fs_begin(fs);
 	if (!err)
 		err = czfs_clusters_gaps(fs, mi->ino, off / cbytes,
-					 DIV_ROUND_UP(off + len, cbytes), &gaps);
+					 DIV_ROUND_UP(off + len, cbytes),
+					 (unsigned)per, &gaps);
 	/* taken as dirty room first: atomic against writers, who do not
 	 * hold fs->lock; the promise then holds it */
 	if (!err && gaps)

@@ -133,7 +133,7 @@ int czfs_writeback_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 		czfs_ccache_put(dm->cc, e);	/* the dirty list has one */
 		return 0;
 	}
-	/* a RESERVED cluster's room is set aside already: counted twice
+	/* a promised cluster's room is set aside already: counted twice
 	 * until writeback replaces the item, never refused */
 	if (promised)
 		atomic_fetch_add(&dm->reserved_blocks, blocks);

@@ -65,7 +65,8 @@ void czfs_writeback_unreserve(struct czfs_daemon *dm, uint64_t blocks);
 uint64_t czfs_writeback_room(struct czfs_daemon *dm);
 
 /*
- * Whether cluster idx of ii is RESERVED (fallocate set its room aside):
+ * Whether cluster idx of ii is promised room (fallocate set it aside: a
+ * RESERVED cluster or a partial tail):
  * a tree lookup, only when ii has such clusters.  Takes fs->lock shared:
  * call it without mi->lock.
  */

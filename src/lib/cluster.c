@@ -132,27 +132,39 @@ static int item_check_inline(const struct czfs_cluster_info *ci)
 }
 
 /* Space set aside, nothing else: the promise is the only field. */
-static int item_check_reserved(struct czfs_cluster_info *ci, unsigned len,
+static int item_check_reserved(const struct czfs_cluster_info *ci, unsigned len,
 			       unsigned cluster_bytes)
 {
 	unsigned max_nblocks = cluster_bytes >> CZFS_BLOCK_SHIFT;
 
 	if (item_check_size(ci, len))
 		return -EFSCORRUPTED;
-	if (ci->alg || ci->checksum || ci->blkaddr || ci->ulen) {
-		czfs_err("cluster item: reserved cluster with alg %u checksum 0x%08x blkaddr %llu ulen %u, expected 0",
-			 ci->alg, ci->checksum, (unsigned long long)ci->blkaddr,
-			 ci->ulen);
+	if (ci->alg || ci->nblocks || ci->checksum || ci->blkaddr || ci->ulen) {
+		czfs_err("cluster item: reserved cluster with alg %u nblocks %u checksum 0x%08x blkaddr %llu ulen %u, expected 0",
+			 ci->alg, ci->nblocks, ci->checksum,
+			 (unsigned long long)ci->blkaddr, ci->ulen);
 		return -EFSCORRUPTED;
 	}
-	if (ci->nblocks < 1 || ci->nblocks > max_nblocks) {
-		czfs_err("cluster item: reserved cluster of %u blocks, expected 1..%u",
-			 ci->nblocks, max_nblocks);
+	if (ci->prealloc < 1 || ci->prealloc > max_nblocks) {
+		czfs_err("cluster item: reserved cluster promising %u blocks, expected 1..%u",
+			 ci->prealloc, max_nblocks);
 		return -EFSCORRUPTED;
 	}
-	ci->prealloc = ci->nblocks;
-	ci->nblocks = 0;		/* it owns no blocks */
 	return 0;
+}
+
+/* A data cluster may promise room only for what it does not fill. */
+static int item_check_prealloc(const struct czfs_cluster_info *ci,
+			       unsigned cluster_bytes)
+{
+	unsigned max_nblocks = cluster_bytes >> CZFS_BLOCK_SHIFT;
+
+	if (!ci->prealloc ||
+	    (ci->prealloc <= max_nblocks && ci->ulen < cluster_bytes))
+		return 0;
+	czfs_err("cluster item: %s cluster of %u bytes promising %u blocks, expected 0..%u for a partial cluster",
+		 kind_name(ci->kind), ci->ulen, ci->prealloc, max_nblocks);
+	return -EFSCORRUPTED;
 }
 
 static void item_unpack(const void *val, unsigned len,
@@ -166,6 +178,7 @@ static void item_unpack(const void *val, unsigned len,
 		.checksum = le32_to_cpu(raw->checksum),
 		.blkaddr = le64_to_cpu(raw->blkaddr),
 		.ulen = le32_to_cpu(raw->ulen),
+		.prealloc = le32_to_cpu(raw->prealloc),
 	};
 	if (ci->kind == CZFS_CLUSTER_INLINE ||
 	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED) {
@@ -192,7 +205,7 @@ int czfs_cluster_item_decode(const void *val, unsigned len,
 		czfs_err("cluster item: unknown kind %u", ci->kind);
 		return -EFSCORRUPTED;
 	}
-	if (raw.reserved0 || raw.reserved1) {
+	if (raw.reserved0) {
 		czfs_err("cluster item: reserved fields not zero");
 		return -EFSCORRUPTED;
 	}
@@ -204,6 +217,8 @@ int czfs_cluster_item_decode(const void *val, unsigned len,
 		return -EFSCORRUPTED;
 	}
 	err = item_check_alg(ci);
+	if (!err)
+		err = item_check_prealloc(ci, cluster_bytes);
 	if (err)
 		return err;
 	if (kind_is_extent(ci->kind))
@@ -216,11 +231,11 @@ unsigned czfs_cluster_item_encode(const struct czfs_cluster_info *ci, void *val)
 	struct czfs_cluster raw = {
 		.kind = (uint8_t)ci->kind,
 		.alg = (uint8_t)ci->alg,
-		.nblocks = (uint8_t)(ci->kind == CZFS_CLUSTER_RESERVED ?
-				     ci->prealloc : ci->nblocks),
+		.nblocks = (uint8_t)ci->nblocks,
 		.checksum = cpu_to_le32(ci->checksum),
 		.blkaddr = cpu_to_le64(ci->blkaddr),
 		.ulen = cpu_to_le32(ci->ulen),
+		.prealloc = cpu_to_le32(ci->prealloc),
 	};
 	unsigned len = ITEM_SIZE;
 

@@ -170,10 +170,11 @@ int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
  * new one were allocated and written by the caller; *delta gets the
  * change of the inode's block count and inline bytes; a compressed cluster of an algorithm
  * the superblock does not announce first sets its feature bit (superblock
- * rewritten in place); a RESERVED item it replaces gives its promise back
- * (delta->prealloc).  czfs_cluster_write: the same for data written back,
- * but a hole (all-zero data) leaves a RESERVED item in place, so that the
- * range keeps fallocate's promise.  czfs_clusters_delete: delete the
+ * rewritten in place); an item it replaces gives its promise back, ci's
+ * own (ci->prealloc) is taken (delta->prealloc).  czfs_cluster_write: the
+ * same for data written back, but a hole (all-zero data) over an item that
+ * promises room leaves a RESERVED item of that promise, so that the range
+ * keeps fallocate's promise.  czfs_clusters_delete: delete the
  * clusters of [from, to) (a punched hole; one walk over the items there),
  * freeing their blocks and promises; czfs_clusters_drop: those idx >= from
  * (truncate).  0 or -errno.
@@ -189,18 +190,21 @@ int czfs_clusters_drop(struct czfs_fs *fs, uint64_t ino, uint64_t from,
 		       struct czfs_stored *delta);
 
 /*
- * fallocate's promise, inside a transaction (fs->lock held exclusive).
- * czfs_clusters_gaps: *n = the clusters of [first, end) of ino that have
- * no item (holes).  czfs_clusters_reserve: each of them becomes a RESERVED
- * cluster promising per blocks (1..64: the cluster stored raw), added to
- * the space map's promise (czfs_smap_prealloc_add) and to
- * delta->prealloc; the superblock announces INCOMPAT_PREALLOC first.  The
- * caller has checked that the image has room for gaps * per blocks.
- * 0 or -errno (-ENOSPC for metadata, -EINVAL for per; after a failure the
- * clusters reserved so far stay, counted in delta).
+ * fallocate's promise, inside a transaction (fs->lock held exclusive),
+ * for a file of clusters of per blocks (1..64).  czfs_clusters_gaps:
+ * *n = the clusters of [first, end) of ino that need one: holes, and data
+ * clusters that do not fill their cluster (a file's tail) and promise
+ * nothing yet.  czfs_clusters_reserve: each of them gets one of per blocks
+ * (the cluster stored raw): a hole becomes a RESERVED cluster, a tail
+ * carries it in its item; it is added to the space map's promise
+ * (czfs_smap_prealloc_add) and to delta->prealloc; the superblock
+ * announces INCOMPAT_PREALLOC first.  The caller has checked that the
+ * image has room for n * per blocks.  0 or -errno (-ENOSPC for metadata,
+ * -EINVAL for per, -EFSCORRUPTED for a bad item; after a failure the
+ * promises made so far stay, counted in delta).
  */
 int czfs_clusters_gaps(struct czfs_fs *fs, uint64_t ino, uint64_t first,
-		       uint64_t end, uint64_t *n);
+		       uint64_t end, unsigned per, uint64_t *n);
 int czfs_clusters_reserve(struct czfs_fs *fs, uint64_t ino, uint64_t first,
 			  uint64_t end, unsigned per, struct czfs_stored *delta);
 

@@ -25,12 +25,12 @@ struct czfs_inode_info {
 	unsigned cluster_shift;
 	uint64_t nentries;		/* directories */
 	uint64_t inline_bytes;		/* inline cluster payload bytes */
-	uint64_t prealloc;		/* blocks its RESERVED clusters promise */
+	uint64_t prealloc;		/* blocks its clusters are promised */
 };
 
 /*
  * What a change did to the room an inode takes: blocks outside the tree,
- * payload bytes of inline clusters, blocks promised by RESERVED clusters.
+ * payload bytes of inline clusters, blocks promised by fallocate.
  * Cluster updates add to one.
  */
 struct czfs_stored {
@@ -81,7 +81,7 @@ const char *czfs_inode_type_name(uint32_t mode);
  * czfs_orphan_add/del: the ORPHAN item of an inode unlinked while open
  *   (mount and fsck finish destroying it).
  * czfs_items_delete: delete the items in [first, last], freeing their
- *   blocks and giving back the space RESERVED clusters promised; adds the
+ *   blocks and giving back the space fallocate promised them; adds the
  *   blocks freed, the inline bytes dropped and the promise given back to
  *   *freed.
  * czfs_item_free_blocks: free the blocks one item owns, give back its

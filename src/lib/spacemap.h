@@ -32,7 +32,7 @@ struct czfs_smap {
 	uint64_t max_blocks;		/* bits tracked */
 	uint64_t image_blocks;		/* 1 + highest block ever used */
 	uint64_t used;			/* bits set in cur */
-	uint64_t prealloc;		/* blocks RESERVED clusters promise (not
+	uint64_t prealloc;		/* blocks fallocate promised clusters (not
 					 * in the bitmap; kept in the checkpoint) */
 	uint64_t *cur;
 	uint64_t *committed;

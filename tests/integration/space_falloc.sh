@@ -67,19 +67,24 @@ grep -q "No space left on device" "$T/err" || { cat "$T/err" >&2; fail "fallocat
 rm "$M/big"
 
 note "all the room: df shows it, the data then fits"
+# a file with a tail: its partial cluster is promised the rest too
+printf 'czfs tail' >"$M/f"
+sync "$M/f"
 room=$(rw_bavail)
 len=$((room / CLUSTER * CLUSTER))
 [ $len -gt $((200 * MIB)) ] || fail "only $room bytes free on a 256 MiB image"
 fallocate -l $len "$M/f" || fail "fallocate of the free room ($len of $room bytes) failed"
 [ "$(stat -c %s "$M/f")" = $len ] || fail "fallocate -l $len: size $(stat -c %s "$M/f")"
-[ "$(blocks_of "$M/f")" = $((len / 512)) ] || fail "st_blocks $(blocks_of "$M/f"), want $((len / 512))"
+# the promise of every cluster, and the tail's 9 bytes (one sector)
+[ "$(blocks_of "$M/f")" = $((len / 512 + 1)) ] || fail "st_blocks $(blocks_of "$M/f"), want $((len / 512 + 1))"
 left=$(rw_bavail)
 [ "$left" -lt $((2 * MIB)) ] || fail "df shows $left bytes free after the room was set aside"
 if (head -c $((4 * MIB)) /dev/urandom >"$M/other" && sync "$M/other") 2>/dev/null; then
 	fail "4 MiB written beside a fallocate of all the room"
 fi
 rm -f "$M/other"
-cmp -n $len "$M/f" /dev/zero || fail "a fallocated file does not read as zeros"
+cmp -n $len "$M/f" <(printf 'czfs tail'; head -c $((len - 9)) /dev/zero) ||
+	fail "a fallocated file does not read as its tail and zeros"
 head -c $len /dev/urandom >"$T/data"
 dd if="$T/data" of="$M/f" bs=1M conv=notrunc,fsync status=none ||
 	fail "writing incompressible data into the fallocated range failed"
@@ -180,7 +185,7 @@ if "$FSCK" -n "$RW_IMG" >"$T/out" 2>&1; then fail "fsck -n passed a wrong inode 
 grep -q "prealloc 257, its reserved clusters promise 256" "$T/out" || { cat "$T/out" >&2; fail "fsck: no word of the inode's prealloc"; }
 fsck_repairs "a wrong inode prealloc"
 cp "$T/good" "$RW_IMG"
-"$CORRUPT" "$RW_IMG" poke d cluster 3 2 4 >/dev/null	# nblocks 16 -> 4
+"$CORRUPT" "$RW_IMG" poke d cluster 3 20 4 >/dev/null	# prealloc 16 -> 4
 if "$FSCK" -n "$RW_IMG" >"$T/out" 2>&1; then fail "fsck -n passed a short promise"; fi
 grep -q "reserved cluster 3 promises 4 blocks, expected 16" "$T/out" || { cat "$T/out" >&2; fail "fsck: no word of the short promise"; }
 cp "$T/good" "$RW_IMG"

@@ -470,6 +470,7 @@ enum mutation {
 	M_RES0, M_RES1, M_LEN23, M_LEN0, M_LEN25, M_INLINE_BLKADDR,
 	M_INLINE_NBLOCKS, M_INLINE_EMPTY, M_INLINE_BIG, M_INLINE_ULEN,
 	M_BLKADDR_FIRST, M_BLKADDR_LAST, M_ULEN1, M_CHECKSUM, M_NBLOCKS1,
+	M_PREALLOC0, M_PREALLOC1, M_PREALLOC16, M_PREALLOC17,
 };
 
 struct item_case {
@@ -485,17 +486,24 @@ static const struct item_case item_cases[] = {
 	{ B_RAW, M_BLKADDR_FIRST, 0 }, { B_RAW, M_BLKADDR_LAST, 0 },
 	{ B_COMPRESSED, M_BLKADDR_LAST, 0 },
 	/* every field made invalid */
-	{ B_RESERVED, M_NONE, 0 }, { B_RESERVED, M_NBLOCKS1, 0 },
+	{ B_RESERVED, M_NONE, 0 }, { B_RESERVED, M_PREALLOC1, 0 },
+	/* a partial cluster may promise room for the rest of it */
+	{ B_INLINE, M_PREALLOC16, 0 }, { B_INLINE_COMPRESSED, M_PREALLOC1, 0 },
 	{ B_RAW, M_KIND0, -EFSCORRUPTED }, { B_RAW, M_KIND6, -EFSCORRUPTED },
 	/* a reserved item holds its promise and nothing else */
-	{ B_RESERVED, M_NBLOCKS0, -EFSCORRUPTED },
-	{ B_RESERVED, M_NBLOCKS_BIG, -EFSCORRUPTED },
+	{ B_RESERVED, M_PREALLOC0, -EFSCORRUPTED },
+	{ B_RESERVED, M_PREALLOC17, -EFSCORRUPTED },
+	{ B_RESERVED, M_NBLOCKS1, -EFSCORRUPTED },
 	{ B_RESERVED, M_ULEN1, -EFSCORRUPTED },
 	{ B_RESERVED, M_CHECKSUM, -EFSCORRUPTED },
 	{ B_RESERVED, M_BLKADDR2, -EFSCORRUPTED },
 	{ B_RESERVED, M_ALG_ON_RAW, -EFSCORRUPTED },
 	{ B_RESERVED, M_RES0, -EFSCORRUPTED },
 	{ B_RESERVED, M_LEN25, -EFSCORRUPTED },
+	/* a full cluster has nothing left to promise; no more than a cluster */
+	{ B_RAW, M_PREALLOC1, -EFSCORRUPTED },
+	{ B_COMPRESSED, M_PREALLOC1, -EFSCORRUPTED },
+	{ B_INLINE, M_PREALLOC17, -EFSCORRUPTED },
 	{ B_INLINE, M_KIND_FF, -EFSCORRUPTED },
 	{ B_COMPRESSED, M_ALG_BAD, -EFSCORRUPTED },
 	{ B_COMPRESSED, M_ALG_NONE, -EFSCORRUPTED },
@@ -543,6 +551,10 @@ static unsigned mutate(enum mutation m, unsigned len)
 	case M_ULEN1: c.ulen = cpu_to_le32(1); break;
 	case M_CHECKSUM: c.checksum = cpu_to_le32(1); break;
 	case M_NBLOCKS1: c.nblocks = 1; break;
+	case M_PREALLOC0: c.prealloc = 0; break;
+	case M_PREALLOC1: c.prealloc = cpu_to_le32(1); break;
+	case M_PREALLOC16: c.prealloc = cpu_to_le32(16); break;
+	case M_PREALLOC17: c.prealloc = cpu_to_le32(17); break;
 	case M_KIND_FF: c.kind = 0xff; break;
 	case M_ALG_BAD: c.alg = CZFS_ALG_MAX + 1; break;
 	case M_ALG_NONE: c.alg = CZFS_ALG_NONE; break;
@@ -566,7 +578,7 @@ static unsigned mutate(enum mutation m, unsigned len)
 	case M_ULEN0: c.ulen = 0; break;
 	case M_ULEN_BIG: c.ulen = cpu_to_le32(65537); break;
 	case M_RES0: c.reserved0 = 1; break;
-	case M_RES1: c.reserved1 = cpu_to_le32(0x80000000u); break;
+	case M_RES1: c.prealloc = cpu_to_le32(0x80000000u); break;
 	case M_LEN23: len = ITEM - 1; break;
 	case M_LEN0: len = 0; break;
 	case M_LEN25: len = ITEM + 1; break;
@@ -610,7 +622,8 @@ START_TEST(item_reserved_reads_as_zeros)
 	unsigned len = make_base(B_RESERVED, &ci);
 
 	ck_assert_uint_eq(len, ITEM);
-	ck_assert_uint_eq(val[2], 16);		/* nblocks holds the promise */
+	ck_assert_uint_eq(val[20], 16);		/* the promise, le32 at 20 */
+	ck_assert_uint_eq(val[2], 0);		/* no blocks */
 	ck_assert_int_eq(czfs_cluster_item_decode(val, len, 65536, MAX_BLOCKS,
 						  &back), 0);
 	ck_assert_uint_eq(back.kind, CZFS_CLUSTER_RESERVED);

@@ -215,9 +215,10 @@ START_TEST(cluster_items_replace_and_truncate)
 END_TEST
 
 /*
- * fallocate's promise: the holes of a range become RESERVED clusters,
- * counted in the space map and the checkpoint; writing a cluster replaces
- * its item (zeros keep it), and a hole, a truncate, a destroy give it back.
+ * fallocate's promise: the holes of a range become RESERVED clusters and
+ * a partial tail carries one, counted in the space map and the checkpoint;
+ * writing a cluster replaces its item (zeros keep the promise), and a
+ * hole, a truncate, a destroy give it back.
  */
 START_TEST(reserved_clusters_promise_room)
 {
@@ -236,11 +237,11 @@ START_TEST(reserved_clusters_promise_room)
 	ci.blkaddr = blk;
 	ck_assert_int_eq(czfs_cluster_set(fs, 5, 2, &ci, &delta), 0);
 	/* when: clusters [0, 6) are set aside, then the 5 holes are */
-	ck_assert_int_eq(czfs_clusters_gaps(fs, 5, 0, 6, &gaps), 0);
+	ck_assert_int_eq(czfs_clusters_gaps(fs, 5, 0, 6, 4, &gaps), 0);
 	ck_assert_uint_eq(gaps, 5);
 	ck_assert_int_eq(czfs_clusters_reserve(fs, 5, 0, 6, 4, &delta), 0);
 	ck_assert_int_eq(delta.prealloc, 20);
-	ck_assert_int_eq(czfs_clusters_gaps(fs, 5, 0, 6, &gaps), 0);
+	ck_assert_int_eq(czfs_clusters_gaps(fs, 5, 0, 6, 4, &gaps), 0);
 	ck_assert_uint_eq(gaps, 0);
 	ck_assert_int_eq(czfs_clusters_reserve(fs, 5, 0, 6, 4, &delta), 0);
 	ck_assert_int_eq(delta.prealloc, 20);		/* nothing twice */
@@ -272,11 +273,31 @@ START_TEST(reserved_clusters_promise_room)
 	ck_assert(fs->sb.feature_incompat & CZFS_FEATURE_INCOMPAT_PREALLOC);
 	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 3, 1, &got, inl), 0);
 	ck_assert_uint_eq(got.prealloc, 4);
-	/* a truncate gives back what lies past it, a destroy the rest */
+	/* a punch and a truncate give back what they cover */
 	ck_assert_int_eq(czfs_clusters_delete(fs, 5, 4, 5, &delta), 0);
 	ck_assert_int_eq(delta.prealloc, 8);
 	ck_assert_int_eq(czfs_clusters_drop(fs, 5, 5, &delta), 0);
 	ck_assert_int_eq(delta.prealloc, 4);
+	/* a partial tail cluster promises room for the rest of it */
+	ci = (struct czfs_cluster_info){ .kind = CZFS_CLUSTER_INLINE,
+					 .ulen = 10, .inline_len = 10,
+					 .inline_data = inl };
+	ck_assert_int_eq(czfs_cluster_set(fs, 5, 4, &ci, &delta), 0);
+	ck_assert_int_eq(czfs_clusters_gaps(fs, 5, 4, 5, 4, &gaps), 0);
+	ck_assert_uint_eq(gaps, 1);
+	ck_assert_int_eq(czfs_clusters_reserve(fs, 5, 4, 5, 4, &delta), 0);
+	ck_assert_int_eq(delta.prealloc, 8);
+	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 4, 1, &got, inl), 0);
+	ck_assert_uint_eq(got.kind, CZFS_CLUSTER_INLINE);
+	ck_assert_uint_eq(got.prealloc, 4);
+	ck_assert_int_eq(memcmp(got.inline_data, inl, 10), 0);
+	/* zeros written over it keep the promise as a RESERVED cluster */
+	ci.kind = CZFS_CLUSTER_HOLE;
+	ck_assert_int_eq(czfs_cluster_write(fs, 5, 4, &ci, &delta), 0);
+	ck_assert_int_eq(delta.prealloc, 8);
+	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 4, 1, &got, inl), 0);
+	ck_assert_uint_eq(got.kind, CZFS_CLUSTER_HOLE);
+	ck_assert_uint_eq(got.prealloc, 4);
 	ck_assert_int_eq(czfs_inode_destroy(fs, 5), 0);
 	commit_and_reopen();
 	ck_assert_uint_eq(fs->cp.prealloc_blocks, 0);
