@@ -25,6 +25,7 @@ const char *dump_kind_name(unsigned kind)
 		[CZFS_CLUSTER_COMPRESSED] = "compressed",
 		[CZFS_CLUSTER_INLINE] = "inline",
 		[CZFS_CLUSTER_INLINE_COMPRESSED] = "inline-compressed",
+		[CZFS_CLUSTER_RESERVED] = "reserved",
 	};
 
 	return kind < ARRAY_SIZE(names) ? names[kind] : "unknown";
@@ -43,6 +44,7 @@ static void show_fields(struct dump_ctx *d, const struct czfs_inode_info *ii)
 	dout_u64(o, "size", ii->size);
 	dout_u64(o, "blocks", ii->blocks);
 	dout_u64(o, "inline_bytes", ii->inline_bytes);
+	dout_u64(o, "prealloc", ii->prealloc);
 	dout_time(o, "atime", ii->atime.tv_sec, (uint32_t)ii->atime.tv_nsec);
 	dout_time(o, "mtime", ii->mtime.tv_sec, (uint32_t)ii->mtime.tv_nsec);
 	dout_time(o, "ctime", ii->ctime.tv_sec, (uint32_t)ii->ctime.tv_nsec);
@@ -107,7 +109,7 @@ static int show_xattrs(struct dump_ctx *d, uint64_t ino)
 struct cluster_walk {
 	struct dump_ctx *d;
 	const struct czfs_inode_info *ii;
-	uint64_t count[CZFS_CLUSTER_INLINE_COMPRESSED + 1];
+	uint64_t count[CZFS_CLUSTER_RESERVED + 1];
 	uint64_t damaged;
 	void *blk;
 };
@@ -141,7 +143,8 @@ static void show_cluster(struct cluster_walk *w, uint64_t idx,
 	dout_str(o, "kind", dump_kind_name(ci->kind));
 	dout_str(o, "alg", czfs_alg_name((int)ci->alg));
 	dout_u64(o, "blkaddr", ci->blkaddr);
-	dout_u64(o, "blocks", ci->nblocks);
+	dout_u64(o, "blocks", ci->kind == CZFS_CLUSTER_RESERVED ?
+		 ci->prealloc : ci->nblocks);		/* reserved: promised */
 	dout_u64(o, "stored", stored);
 	dout_u64(o, "ulen", ci->ulen);
 	dout_ratio(o, "ratio", stored ? (double)ci->ulen / (double)stored : NAN);

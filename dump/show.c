@@ -21,6 +21,8 @@ static void show_features(struct dump_ctx *d, const struct czfs_sb_info *sb)
 		strcat(names, "zstd ");
 	if (sb->feature_incompat & CZFS_FEATURE_INCOMPAT_ATTR_FLAGS)
 		strcat(names, "attr_flags ");
+	if (sb->feature_incompat & CZFS_FEATURE_INCOMPAT_PREALLOC)
+		strcat(names, "prealloc ");
 	if (*names)
 		names[strlen(names) - 1] = '\0';
 	dout_hex(&d->out, "feature_compat", sb->feature_compat);
@@ -66,6 +68,7 @@ static void show_cp(struct dump_ctx *d, const struct czfs_cp_info *cp)
 	dout_u64(&d->out, "image_blocks", cp->image_blocks);
 	dout_u64(&d->out, "max_blocks", cp->max_blocks);
 	dout_u64(&d->out, "used_blocks", cp->used_blocks);
+	dout_u64(&d->out, "prealloc_blocks", cp->prealloc_blocks);
 	dout_u64(&d->out, "next_ino", cp->next_ino);
 	dout_u64(&d->out, "inode_count", cp->inode_count);
 	dout_time(&d->out, "commit_time", cp->commit_time, cp->commit_nsec);

@@ -26,7 +26,7 @@ struct alg_stats {
 struct stats {
 	struct dump_ctx *d;
 	struct alg_stats alg[CZFS_ALG_MAX + 1];
-	uint64_t kinds[CZFS_CLUSTER_INLINE_COMPRESSED + 1];
+	uint64_t kinds[CZFS_CLUSTER_RESERVED + 1];
 	uint64_t files, dirs, symlinks, special, inodes;
 	uint64_t apparent;		/* sizes of files and symlinks */
 	uint64_t nodes, leaves, bad_nodes, bad_items;
@@ -92,6 +92,9 @@ static void stat_cluster(struct stats *s, const struct czfs_key *key,
 	if (s->cur_ok && s->cur == key->objectid &&
 	    key->offset < DIV_ROUND_UP(s->ii.size, cbytes))
 		span = MIN((uint64_t)cbytes, s->ii.size - key->offset * cbytes);
+	s->kinds[ci.kind]++;
+	if (ci.kind == CZFS_CLUSTER_RESERVED)
+		return;		/* no data: only space promised */
 	a = &s->alg[ci.alg];
 	a->clusters++;
 	a->disk_blocks += ci.nblocks;
@@ -99,7 +102,6 @@ static void stat_cluster(struct stats *s, const struct czfs_key *key,
 			   ci.inline_len;
 	a->ulen += ci.ulen;
 	a->referenced += span;
-	s->kinds[ci.kind]++;
 }
 
 static void stat_item(struct stats *s, const struct czfs_key *key,
@@ -238,6 +240,7 @@ static void show_blocks(struct stats *s)
 
 	dout_obj(o, "blocks");
 	dout_u64(o, "used", cp->used_blocks);
+	dout_u64(o, "prealloc", cp->prealloc_blocks);
 	dout_u64(o, "image", cp->image_blocks);
 	dout_u64(o, "max", cp->max_blocks);
 	dout_u64(o, "fixed", CZFS_FIRST_DATA_BLKADDR);

@@ -52,6 +52,9 @@ static void check_features(struct fsck_ctx *c)
 	if (missing & CZFS_FEATURE_INCOMPAT_ATTR_FLAGS)
 		fsck_fixable(c, "superblock: inodes with chattr flags, but no "
 			     "attr_flags feature bit");
+	if (missing & CZFS_FEATURE_INCOMPAT_PREALLOC)
+		fsck_fixable(c, "superblock: reserved clusters, but no "
+			     "prealloc feature bit");
 }
 
 int fsck_check(struct fsck_ctx *c)

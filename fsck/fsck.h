@@ -66,6 +66,8 @@ struct fsck_inode {
 	uint64_t blocks_found;		/* cluster and xattr value blocks */
 	uint64_t inline_bytes;		/* the field */
 	uint64_t inline_found;		/* inline cluster payload bytes */
+	uint64_t prealloc;		/* the field */
+	uint64_t prealloc_found;	/* blocks its RESERVED clusters promise */
 	uint32_t mode, nlink;
 	uint32_t links;			/* entries naming it */
 	uint32_t subdirs;		/* dirs: entries naming directories */
@@ -93,7 +95,7 @@ struct fsck_fix {
 	uint64_t ino;
 	unsigned what;
 	uint32_t nlink;
-	uint64_t parent, nentries, blocks, inline_bytes;
+	uint64_t parent, nentries, blocks, inline_bytes, prealloc;
 	uint64_t tail_from;
 	bool is_dir;
 };
@@ -130,6 +132,8 @@ struct fsck_ctx {
 	bool cur_ok;
 	unsigned cur_said;		/* messages given for it (items.c) */
 	uint32_t incompat_used;		/* features clusters and inodes need */
+	uint64_t prealloc_found;	/* blocks all RESERVED clusters promise */
+	bool prealloc_unknown;		/* a damaged cluster item may be one */
 
 	/* problems found, and the plan to repair them */
 	unsigned long errors;		/* cannot be repaired */
@@ -143,8 +147,8 @@ struct fsck_ctx {
 	struct fsck_vec fixes;		/* struct fsck_fix */
 	struct fsck_vec leaked;		/* struct fsck_range */
 	struct fsck_vec unmarked;	/* struct fsck_range */
-	bool fix_inode_count, fix_next_ino;
-	uint64_t want_inode_count, want_next_ino;
+	bool fix_inode_count, fix_next_ino, fix_prealloc;
+	uint64_t want_inode_count, want_next_ino, want_prealloc;
 	bool used_count_fixed;		/* rewritten at open */
 	unsigned long inline_upgrade;	/* -y sets their inline_bytes (an
 					 * image without INLINE_BYTES) */

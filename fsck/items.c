@@ -88,6 +88,7 @@ static int item_inode(struct fsck_ctx *c, const struct czfs_key *key,
 		fi.nentries = ii->nentries;
 		fi.blocks = ii->blocks;
 		fi.inline_bytes = ii->inline_bytes;
+		fi.prealloc = ii->prealloc;
 		if (ii->flags & CZFS_INODE_ATTR_FLAGS)
 			c->incompat_used |= CZFS_FEATURE_INCOMPAT_ATTR_FLAGS;
 	}
@@ -300,6 +301,7 @@ static void damaged_cluster_refs(struct fsck_ctx *c, const void *val,
 	struct czfs_cluster raw;
 	uint64_t blkaddr;
 
+	c->prealloc_unknown = true;	/* it may have been a promise */
 	if (len < sizeof(raw)) {
 		c->refs_incomplete = true;
 		return;
@@ -307,7 +309,7 @@ static void damaged_cluster_refs(struct fsck_ctx *c, const void *val,
 	memcpy(&raw, val, sizeof(raw));
 	blkaddr = le64_to_cpu(raw.blkaddr);
 	if (!raw.nblocks && !blkaddr)
-		return;		/* an inline cluster: no blocks */
+		return;		/* an inline or reserved cluster: no blocks */
 	if (raw.nblocks > CZFS_MAX_CLUSTER_BLOCKS ||
 	    blkaddr < CZFS_FIRST_DATA_BLKADDR || blkaddr >= c->image_blocks ||
 	    raw.nblocks > c->image_blocks - blkaddr || !raw.nblocks) {
@@ -334,6 +336,29 @@ static void cluster_past_end(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 	c->cur->tail_count++;
 }
 
+/* fallocate's promise (a RESERVED cluster's, or a tail's): it must be
+ * for the whole cluster, as the daemon makes it, in a regular file. */
+static void item_promise(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
+			 const struct czfs_cluster_info *ci)
+{
+	unsigned want;
+
+	if (!ci->prealloc)
+		return;
+	c->incompat_used |= CZFS_FEATURE_INCOMPAT_PREALLOC;
+	c->prealloc_found += ci->prealloc;
+	if (c->cur)
+		c->cur->prealloc_found += ci->prealloc;
+	if (!c->cur_ok)
+		return;
+	want = 1u << c->cur_ii.cluster_shift;
+	if (!S_ISREG(c->cur_ii.mode) || ci->prealloc != want)
+		fsck_error(c, "inode %" PRIu64 ": %s cluster %" PRIu64
+			   " promises %u blocks, expected %u in a regular file",
+			   ino, ci->kind == CZFS_CLUSTER_RESERVED ? "reserved" : "data",
+			   idx, ci->prealloc, want);
+}
+
 static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 			const void *val, unsigned len)
 {
@@ -352,6 +377,10 @@ static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 		damaged_cluster_refs(c, val, len);
 		return 0;
 	}
+	item_promise(c, ino, idx, &ci);
+	/* nothing to read, and it may lie past the end (KEEP_SIZE) */
+	if (ci.kind == CZFS_CLUSTER_RESERVED)
+		return 0;
 	c->incompat_used |= czfs_alg_feature(ci.alg);
 	if (c->cur)
 		c->cur->inline_found += ci.inline_len;

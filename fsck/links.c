@@ -208,10 +208,10 @@ static void check_tail(struct fsck_ctx *c, struct fsck_inode *fi,
 }
 
 /*
- * The blocks field, and inline_bytes where the image says it is kept.  An
- * image made before RO_COMPAT_INLINE_BYTES may hold anything there (0,
- * or what a newer daemon counted since): not a problem, but -y sets the
- * fields (and then the feature, fsck_upgrade_inline).
+ * The blocks and prealloc fields, and inline_bytes where the image says it
+ * is kept.  An image made before RO_COMPAT_INLINE_BYTES may hold anything
+ * there (0, or what a newer daemon counted since): not a problem, but -y
+ * sets the fields (and then the feature, fsck_upgrade_inline).
  */
 static void check_stored(struct fsck_ctx *c, struct fsck_inode *fi,
 			 struct fsck_fix *f)
@@ -220,18 +220,26 @@ static void check_stored(struct fsck_ctx *c, struct fsck_inode *fi,
 		   CZFS_FEATURE_RO_COMPAT_INLINE_BYTES;
 	bool inl_bad = fi->inline_bytes != fi->inline_found;
 	bool upgrade = !inl && inl_bad && c->o.repair;
+	/* a damaged cluster item may have been one of its promises */
+	bool pre_bad = fi->prealloc != fi->prealloc_found &&
+		       !(fi->flags & FI_BAD_CLUSTER);
 
 	if (fi->blocks != fi->blocks_found)
 		fsck_fixable(c, "inode %" PRIu64 ": blocks %" PRIu64 ", it stores %" PRIu64,
 			     fi->ino, fi->blocks, fi->blocks_found);
+	if (pre_bad)
+		fsck_fixable(c, "inode %" PRIu64 ": prealloc %" PRIu64 ", its reserved clusters promise %" PRIu64,
+			     fi->ino, fi->prealloc, fi->prealloc_found);
 	if (inl && inl_bad)
 		fsck_fixable(c, "inode %" PRIu64 ": inline_bytes %" PRIu64 ", it stores %" PRIu64,
 			     fi->ino, fi->inline_bytes, fi->inline_found);
-	if (fi->blocks == fi->blocks_found && !(inl && inl_bad) && !upgrade)
+	if (fi->blocks == fi->blocks_found && !(inl && inl_bad) && !upgrade &&
+	    !pre_bad)
 		return;
 	c->inline_upgrade += upgrade;
 	fix_for(f, fi)->what |= FIX_BLOCKS;
 	f->blocks = fi->blocks_found;
+	f->prealloc = pre_bad ? fi->prealloc_found : fi->prealloc;
 	f->inline_bytes = inl || upgrade ? fi->inline_found : fi->inline_bytes;
 }
 
@@ -319,6 +327,12 @@ static void check_counters(struct fsck_ctx *c)
 			     cp->inode_count, c->inodes.n);
 		c->fix_inode_count = true;
 		c->want_inode_count = c->inodes.n;
+	}
+	if (!c->prealloc_unknown && cp->prealloc_blocks != c->prealloc_found) {
+		fsck_fixable(c, "checkpoint: prealloc_blocks %" PRIu64 ", the reserved clusters promise %" PRIu64,
+			     cp->prealloc_blocks, c->prealloc_found);
+		c->fix_prealloc = true;
+		c->want_prealloc = c->prealloc_found;
 	}
 	if (last >= cp->next_ino && last < CZFS_MAX_INO) {
 		fsck_fixable(c, "checkpoint: next_ino %" PRIu64 ", but inode %" PRIu64 " exists",

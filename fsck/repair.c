@@ -51,6 +51,10 @@ static int repair_space(struct repair *r)
 
 		err = czfs_smap_set_used(&r->fs->smap, x->start, x->n);
 	}
+	/* the promise counted from the items, before a repair gives any back */
+	if (c->fix_prealloc)
+		czfs_smap_prealloc_add(&r->fs->smap, (int64_t)c->want_prealloc -
+				       (int64_t)r->fs->cp.prealloc_blocks);
 	return err;
 }
 
@@ -143,6 +147,7 @@ static int apply_fix(struct repair *r, const struct fsck_fix *f)
 	if (f->what & FIX_BLOCKS) {
 		ii.blocks = f->blocks;
 		ii.inline_bytes = f->inline_bytes;
+		ii.prealloc = f->prealloc;
 	}
 	czfs_inode_add_stored(&ii, &delta);
 	return czfs_inode_store(r->fs, &ii);

@@ -79,9 +79,15 @@
 /* inodes may carry the chattr flags CZFS_INODE_ATTR_FLAGS (an older
  * inode decoder refuses them, and an older writer would not obey them) */
 #define CZFS_FEATURE_INCOMPAT_ATTR_FLAGS	0x00000004u
+/* fallocate's promises: RESERVED clusters, the clusters' prealloc, inode
+ * prealloc and checkpoint prealloc_blocks are kept: an older decoder
+ * refuses the cluster kind and field, and an older writer would not
+ * honour the space they set aside */
+#define CZFS_FEATURE_INCOMPAT_PREALLOC	0x00000008u
 #define CZFS_FEATURE_INCOMPAT_SUPP	(CZFS_FEATURE_INCOMPAT_LZ4 | \
 					 CZFS_FEATURE_INCOMPAT_ZSTD | \
-					 CZFS_FEATURE_INCOMPAT_ATTR_FLAGS)
+					 CZFS_FEATURE_INCOMPAT_ATTR_FLAGS | \
+					 CZFS_FEATURE_INCOMPAT_PREALLOC)
 /* every inode's inline_bytes counts its inline cluster payloads */
 #define CZFS_FEATURE_RO_COMPAT_INLINE_BYTES	0x00000001u
 #define CZFS_FEATURE_RO_COMPAT_SUPP	CZFS_FEATURE_RO_COMPAT_INLINE_BYTES
@@ -152,7 +158,9 @@ struct czfs_checkpoint {
 	__le32 commit_nsec;
 	__le32 reserved1;
 	__le64 mount_count;
-	__le64 reserved[2];
+	__le64 prealloc_blocks;		/* blocks promised to clusters, all
+					 * inodes (INCOMPAT_PREALLOC) */
+	__le64 reserved[1];
 	/* Addresses of space-map index blocks; 0 = index block all free. */
 	__le64 smap_index[496];
 };
@@ -282,7 +290,9 @@ struct czfs_inode {
 	__le64 nentries;		/* directories: entries, without . and .. */
 	__le64 inline_bytes;		/* payload bytes of its inline clusters
 					 * (exact with RO_COMPAT_INLINE_BYTES) */
-	__le64 reserved[2];
+	__le64 prealloc;		/* blocks its clusters are promised
+					 * (INCOMPAT_PREALLOC) */
+	__le64 reserved[1];
 };
 
 /* ---- directory entries -------------------------------------------------
@@ -327,12 +337,23 @@ struct czfs_xattr_extent {
  * A file is cut into clusters of 2^cluster_shift blocks.  Cluster i covers
  * bytes [i << (12 + shift), (i + 1) << (12 + shift)).  No item: a hole
  * (reads as zeros).  An all-zero cluster is stored as a hole.
+ *
+ * fallocate's promise (INCOMPAT_PREALLOC): an item's prealloc counts the
+ * blocks of free space set aside for the cluster's next write (the
+ * cluster stored raw), counted in the inode's prealloc and the
+ * checkpoint's prealloc_blocks.  A RESERVED cluster is a hole fallocate
+ * set aside: no data, no blocks, reads as zeros; nblocks, alg, checksum,
+ * blkaddr and ulen are 0.  A data cluster that holds less than a cluster
+ * (a file's tail) may carry a promise too, for the rest of it.  Writing the
+ * cluster replaces the item (the promise is kept: the space is given back
+ * at its stored size); a punch, a truncate or the file's deletion drop it.
  */
 enum czfs_cluster_kind {
 	CZFS_CLUSTER_RAW		= 1,	/* nblocks raw blocks */
 	CZFS_CLUSTER_COMPRESSED		= 2,	/* header + payload in nblocks */
 	CZFS_CLUSTER_INLINE		= 3,	/* raw bytes in the item */
 	CZFS_CLUSTER_INLINE_COMPRESSED	= 4,	/* compressed bytes in the item */
+	CZFS_CLUSTER_RESERVED		= 5,	/* no data yet: prealloc promised */
 };
 
 #define CZFS_INLINE_MAX		2048	/* largest inline payload */
@@ -347,7 +368,10 @@ struct czfs_cluster {
 					 * inline = the payload in the item */
 	__le64 blkaddr;			/* extent kinds: first block; else 0 */
 	__le32 ulen;			/* bytes of file data it holds */
-	__le32 reserved1;
+	__le32 prealloc;		/* blocks promised for its next write
+					 * (INCOMPAT_PREALLOC): RESERVED 1..64,
+					 * others 0, or 1..64 if ulen < the
+					 * cluster size */
 	/* inline kinds: payload follows, item size - 24 bytes */
 };
 

@@ -15,6 +15,11 @@
  *   czfs-corrupt IMAGE leak N              mark N free blocks used
  *   czfs-corrupt IMAGE unmark PATH IDX     mark cluster IDX's blocks free
  *   czfs-corrupt IMAGE inode-count DELTA   add DELTA to the checkpoint's count
+ *   czfs-corrupt IMAGE prealloc-count N    the checkpoint promises N more
+ *                                          blocks than its clusters do
+ *   czfs-corrupt IMAGE reserve PATH FIRST END  no damage: the holes of
+ *        clusters [FIRST, END) of PATH become RESERVED, as fallocate does
+ *        (room not checked; for the fuzzer's seeds)
  *   czfs-corrupt IMAGE used-count DELTA    a checkpoint with a wrong used count
  *   czfs-corrupt IMAGE commit              an empty transaction
  *   czfs-corrupt IMAGE poke PATH KIND ARG BYTE VALUE
@@ -87,14 +92,21 @@ static int put_inode(struct czfs_fs *fs, const struct czfs_inode_info *ii)
 
 /* ---- transactions -------------------------------------------------------- */
 
+/* The inode of the PATH argument (argv[3]). */
+static int path_inode(struct cmd *c, struct czfs_inode_info *ii)
+{
+	uint64_t ino;
+	int err = walk(c->fs, c->argv[3], &ino, NULL, NULL);
+
+	return err ?: czfs_inode_read(&c->fs->tree, ino, ii);
+}
+
 static int set_field(struct cmd *c)
 {
 	struct czfs_inode_info ii;
-	uint64_t ino, v = num(c->argv[4]);
-	int err = walk(c->fs, c->argv[3], &ino, NULL, NULL);
+	uint64_t v = num(c->argv[4]);
+	int err = path_inode(c, &ii);
 
-	if (!err)
-		err = czfs_inode_read(&c->fs->tree, ino, &ii);
 	if (err)
 		return err;
 	if (!strcmp(c->argv[2], "nlink"))
@@ -105,6 +117,22 @@ static int set_field(struct cmd *c)
 		ii.size = v;
 	else
 		ii.blocks = v;
+	return put_inode(c->fs, &ii);
+}
+
+static int reserve(struct cmd *c)
+{
+	struct czfs_stored delta = { 0 };
+	struct czfs_inode_info ii;
+	int err = path_inode(c, &ii);
+
+	if (!err)
+		err = czfs_clusters_reserve(c->fs, ii.ino, num(c->argv[4]),
+					    num(c->argv[5]),
+					    1u << ii.cluster_shift, &delta);
+	if (err)
+		return err;
+	czfs_inode_add_stored(&ii, &delta);
 	return put_inode(c->fs, &ii);
 }
 
@@ -172,11 +200,8 @@ static int unmark(struct cmd *c)
 	uint8_t inl[CZFS_INLINE_MAX];
 	struct czfs_cluster_info ci;
 	struct czfs_inode_info ii;
-	uint64_t ino;
-	int err = walk(c->fs, c->argv[3], &ino, NULL, NULL);
+	int err = path_inode(c, &ii);
 
-	if (!err)
-		err = czfs_inode_read(&c->fs->tree, ino, &ii);
 	if (!err)
 		err = czfs_cluster_lookup(c->fs, &ii, num(c->argv[4]), 1, &ci, inl);
 	if (!err && !ci.nblocks)
@@ -206,8 +231,13 @@ static int transaction(struct cmd *c)
 		err = c->argc > 3 ? leak(c) : -EINVAL;
 	else if (!strcmp(op, "unmark"))
 		err = c->argc > 4 ? unmark(c) : -EINVAL;
+	else if (!strcmp(op, "reserve"))
+		err = c->argc > 5 ? reserve(c) : -EINVAL;
 	else if (!strcmp(op, "inode-count"))
 		c->fs->cp.inode_count += c->argc > 3 ? num(c->argv[3]) : 1;
+	else if (!strcmp(op, "prealloc-count"))
+		czfs_smap_prealloc_add(&c->fs->smap, c->argc > 3 ?
+				       (int64_t)num(c->argv[3]) : 1);
 	else if (strcmp(op, "commit"))
 		err = -EINVAL;
 	if (!err)

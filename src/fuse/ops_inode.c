@@ -197,7 +197,8 @@ static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct czfs_daemon *dm = req_daemon(req);
 	const struct czfs_cp_info *cp = &dm->fs->cp;
-	uint64_t max = cp->max_blocks, used = cp->used_blocks, avail;
+	uint64_t max = cp->max_blocks, avail;
+	uint64_t used = MIN(max, cp->used_blocks + cp->prealloc_blocks);
 	struct statvfs sv = { 0 };
 
 	if (!dm->opts.ro) {		/* the live map, less what writes hold */

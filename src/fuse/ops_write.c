@@ -95,6 +95,7 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 			 const void *buf, uint64_t n)
 {
 	uint64_t cbytes = czfs_inode_cluster_bytes(ii), in = pos % cbytes;
+	bool promised = czfs_writeback_promised(dm, ii, pos / cbytes);
 	struct czfs_centry *e;
 	int err;
 
@@ -102,7 +103,7 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	if (err)
 		return err;
 	pthread_mutex_lock(&mi->lock);
-	err = czfs_writeback_mark_dirty(dm, mi, e);
+	err = czfs_writeback_mark_dirty(dm, mi, e, promised);
 	if (!err) {
 		/* bytes past the end of the file are not its data */
 		if (mi->ii.size < pos - in + e->len)
@@ -227,14 +228,8 @@ static int make_holes(struct czfs_daemon *dm, struct czfs_minode *mi,
 	drop_dirty(dm, mi, from, to);
 	pthread_rwlock_wrlock(&fs->lock);
 	err = czfs_fs_begin(fs);
-	if (!err && to == UINT64_MAX) {
-		err = czfs_clusters_drop(fs, mi->ino, from, &delta);
-	} else {
-		struct czfs_cluster_info hole = { .kind = CZFS_CLUSTER_HOLE };
-
-		for (uint64_t idx = from; !err && idx < to; idx++)
-			err = czfs_cluster_set(fs, mi->ino, idx, &hole, &delta);
-	}
+	if (!err)
+		err = czfs_clusters_delete(fs, mi->ino, from, to, &delta);
 	atomic_fetch_add(&dm->items_version, 1);
 	pthread_mutex_lock(&mi->lock);
 	czfs_inode_add_stored(&mi->ii, &delta);
@@ -274,7 +269,7 @@ static int zero_in_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 		return 0;
 	}
 	pthread_mutex_lock(&mi->lock);
-	err = czfs_writeback_mark_dirty(dm, mi, e);
+	err = czfs_writeback_mark_dirty(dm, mi, e, false);
 	if (!err && in < e->len) {
 		czfs_centry_pages(e, pages);
 		czfs_memcpy_to_pages(dm->pool, pages, in, zeros,
@@ -452,39 +447,92 @@ static void czfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 
 /* ---- fallocate, fsync, flush ------------------------------------------- */
 
+/* Whole clusters go, past the end too (fallocate's promises there);
+ * the parts of clusters are zeroed where the file has data. */
 static int punch(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t off,
 		 uint64_t len)
 {
 	struct czfs_inode_info ii;
-	uint64_t cbytes, end, first, last;
+	uint64_t cbytes, end = off + len, first, last;
 	int err = 0;
 
 	czfs_mi_attr(mi, &ii);
 	cbytes = czfs_inode_cluster_bytes(&ii);
-	end = MIN(off + len, ii.size);
-	if (off >= end)
-		return 0;
 	first = DIV_ROUND_UP(off, cbytes);
 	last = end / cbytes;		/* clusters [first, last) go whole */
-	if (first > last) {		/* inside one cluster */
-		return zero_in_cluster(dm, mi, off, end - off, false);
-	}
+	if (first > last)		/* inside one cluster */
+		return zero_in_cluster(dm, mi, off, len, false);
 	if (off % cbytes)
 		err = zero_in_cluster(dm, mi, off, first * cbytes - off, false);
 	if (!err)
 		err = make_holes(dm, mi, first, last);
-	if (!err && end % cbytes && last * cbytes < end)
+	if (!err && end % cbytes)
 		err = zero_in_cluster(dm, mi, last * cbytes, end - last * cbytes, false);
 	return err;
+}
+
+/*
+ * Set [off, off + len) aside: every hole among its clusters becomes a
+ * RESERVED cluster promising the cluster's raw size (the data is not known
+ * yet), a partial tail cluster promises it too, once the room for all of
+ * them is there (-ENOSPC, nothing changed, otherwise).  The size grows to
+ * size (mode 0) in the same transaction.
+ */
+static int preallocate(struct czfs_daemon *dm, struct czfs_minode *mi,
+		       uint64_t off, uint64_t len, uint64_t size)
+{
+	struct czfs_fs *fs = dm->fs;
+	struct czfs_stored delta = { 0 };
+	struct czfs_inode_info ii;
+	uint64_t cbytes, per, gaps = 0;
+	int err, store_err = 0;
+
+	czfs_mi_attr(mi, &ii);
+	cbytes = czfs_inode_cluster_bytes(&ii);
+	per = 1ull << ii.cluster_shift;
+	pthread_rwlock_wrlock(&fs->lock);
+	err = czfs_fs_begin(fs);
+	if (!err)
+		err = czfs_clusters_gaps(fs, mi->ino, off / cbytes,
+					 DIV_ROUND_UP(off + len, cbytes),
+					 (unsigned)per, &gaps);
+	/* taken as dirty room first: atomic against writers, who do not
+	 * hold fs->lock; the promise then holds it */
+	if (!err && gaps)
+		err = czfs_writeback_reserve(dm, gaps * per);
+	if (!err && gaps) {
+		err = czfs_clusters_reserve(fs, mi->ino, off / cbytes,
+					    DIV_ROUND_UP(off + len, cbytes),
+					    (unsigned)per, &delta);
+		czfs_writeback_unreserve(dm, gaps * per);
+		atomic_fetch_add(&dm->items_version, 1);
+	}
+	pthread_mutex_lock(&mi->lock);
+	czfs_inode_add_stored(&mi->ii, &delta);
+	if (!err && size > mi->ii.size)
+		mi->ii.size = size;
+	/* the promise and the items it counts go in one transaction */
+	if (!mi->unlinked && (delta.prealloc || size > ii.size))
+		store_err = czfs_inode_store(fs, &mi->ii);
+	pthread_mutex_unlock(&mi->lock);
+	pthread_rwlock_unlock(&fs->lock);
+	czfs_flusher_note_change(dm);
+	return err ?: store_err;
 }
 
 static int do_fallocate(struct czfs_daemon *dm, struct czfs_minode *mi, int mode,
 			uint64_t off, uint64_t len)
 {
+	bool keep = mode & FALLOC_FL_KEEP_SIZE;
 	struct czfs_inode_info ii;
 	int err = 0;
 
-	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
+	/* COLLAPSE_RANGE and INSERT_RANGE never come: the kernel's FUSE
+	 * refuses them itself */
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE |
+		     FALLOC_FL_ZERO_RANGE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && (mode & FALLOC_FL_ZERO_RANGE))
 		return -EOPNOTSUPP;
 	if (off + len > CZFS_MAX_FILE_SIZE)
 		return -EFBIG;
@@ -494,23 +542,21 @@ static int do_fallocate(struct czfs_daemon *dm, struct czfs_minode *mi, int mode
 	if (err)
 		return err;
 	if (mode & FALLOC_FL_PUNCH_HOLE) {
-		if (!(mode & FALLOC_FL_KEEP_SIZE))
+		if (!keep)
 			return -EOPNOTSUPP;
 		err = punch(dm, mi, off, len);
-	} else if (!(mode & FALLOC_FL_KEEP_SIZE)) {
-		/* Blocks of a compressed copy-on-write file cannot be set
-		 * aside ahead of the data: only the size grows (as holes). */
-		czfs_mi_attr(mi, &ii);
-		if (off + len > ii.size) {
-			pthread_mutex_lock(&mi->lock);
-			mi->ii.size = off + len;
-			pthread_mutex_unlock(&mi->lock);
-		}
+	} else if (mode & FALLOC_FL_ZERO_RANGE) {
+		/* as ext4: the range reads as zeros and is set aside */
+		err = punch(dm, mi, off, len);
+		if (!err)
+			err = preallocate(dm, mi, off, len, keep ? 0 : off + len);
+	} else {
+		err = preallocate(dm, mi, off, len, keep ? 0 : off + len);
 	}
 	if (!err) {
 		pthread_mutex_lock(&mi->lock);
 		now(&mi->ii.ctime);
-		if (mode & FALLOC_FL_PUNCH_HOLE)
+		if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
 			mi->ii.mtime = mi->ii.ctime;
 		pthread_mutex_unlock(&mi->lock);
 		err = czfs_writeback_attr(dm, mi);

@@ -67,6 +67,21 @@ void czfs_writeback_unreserve(struct czfs_daemon *dm, uint64_t blocks)
 	atomic_fetch_sub(&dm->reserved_blocks, blocks);
 }
 
+bool czfs_writeback_promised(struct czfs_daemon *dm,
+			     const struct czfs_inode_info *ii, uint64_t idx)
+{
+	uint8_t inl[CZFS_INLINE_MAX];
+	struct czfs_cluster_info ci;
+	int err;
+
+	if (!ii->prealloc)
+		return false;
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_cluster_lookup(dm->fs, ii, idx, 1, &ci, inl);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return !err && ci.prealloc;
+}
+
 /*
  * Freed blocks wait for the next checkpoint before they are reused and
  * punched (discard): past this many, checkpoint early, so a rewrite-heavy
@@ -108,17 +123,22 @@ static int dirty_add(struct czfs_daemon *dm, struct czfs_minode *mi,
 }
 
 int czfs_writeback_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
-		    struct czfs_centry *e)
+			      struct czfs_centry *e, bool promised)
 {
 	uint64_t blocks = 1ull << mi->ii.cluster_shift;
-	int err;
+	int err = 0;
 
 	e->wseq++;
 	if (e->dirty) {
 		czfs_ccache_put(dm->cc, e);	/* the dirty list has one */
 		return 0;
 	}
-	err = czfs_writeback_reserve(dm, blocks);
+	/* a promised cluster's room is set aside already: counted twice
+	 * until writeback replaces the item, never refused */
+	if (promised)
+		atomic_fetch_add(&dm->reserved_blocks, blocks);
+	else
+		err = czfs_writeback_reserve(dm, blocks);
 	if (err)
 		return err;
 	err = dirty_add(dm, mi, e);
@@ -249,7 +269,8 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 	pthread_rwlock_wrlock(&fs->lock);
 	err = czfs_fs_begin(fs);
 	for (unsigned i = 0; !err && i < n; i++) {
-		err = czfs_cluster_set(fs, mi->ino, ws[i].e->idx, &ws[i].ci, &delta);
+		err = czfs_cluster_write(fs, mi->ino, ws[i].e->idx, &ws[i].ci,
+					 &delta);
 		ws[i].done = !err;
 	}
 	atomic_fetch_add(&dm->items_version, 1);

@@ -18,6 +18,7 @@
 struct czfs_daemon;
 struct czfs_minode;
 struct czfs_centry;
+struct czfs_inode_info;
 
 /* Start the flusher thread (periodic checkpoints): 0 or -errno. */
 int czfs_flusher_start(struct czfs_daemon *dm);
@@ -64,12 +65,22 @@ void czfs_writeback_unreserve(struct czfs_daemon *dm, uint64_t blocks);
 uint64_t czfs_writeback_room(struct czfs_daemon *dm);
 
 /*
+ * Whether cluster idx of ii is promised room (fallocate set it aside: a
+ * RESERVED cluster or a partial tail):
+ * a tree lookup, only when ii has such clusters.  Takes fs->lock shared:
+ * call it without mi->lock.
+ */
+bool czfs_writeback_promised(struct czfs_daemon *dm,
+			     const struct czfs_inode_info *ii, uint64_t idx);
+
+/*
  * Mark a referenced cache entry of mi dirty after a write (mi->lock held):
  * the first time, the reference moves to mi's dirty list and space is
- * reserved (-ENOSPC); later writes only bump its write count and drop the
- * caller's reference.
+ * reserved (-ENOSPC; never for a promised cluster, czfs_writeback_promised,
+ * whose room fallocate set aside); later writes only bump its write count
+ * and drop the caller's reference.
  */
 int czfs_writeback_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
-		    struct czfs_centry *e);
+			      struct czfs_centry *e, bool promised);
 
 #endif /* CZFS_WRITEBACK_H */

@@ -90,6 +90,8 @@ static int cp_check_fields(const struct czfs_cp_info *cp, uint64_t slot,
 		bad = "image_blocks", val = cp->image_blocks;
 	else if (cp->used_blocks > cp->image_blocks)
 		bad = "used_blocks", val = cp->used_blocks;
+	else if (cp->prealloc_blocks > cp->max_blocks)
+		bad = "prealloc_blocks", val = cp->prealloc_blocks;
 	else if (cp->next_ino < CZFS_FIRST_INO || cp->next_ino > CZFS_MAX_INO)
 		bad = "next_ino", val = cp->next_ino;
 	if (bad) {
@@ -138,6 +140,7 @@ static void cp_fill_info(const struct czfs_checkpoint *raw,
 	cp->image_blocks = le64_to_cpu(raw->image_blocks);
 	cp->max_blocks = le64_to_cpu(raw->max_blocks);
 	cp->used_blocks = le64_to_cpu(raw->used_blocks);
+	cp->prealloc_blocks = le64_to_cpu(raw->prealloc_blocks);
 	cp->next_ino = le64_to_cpu(raw->next_ino);
 	cp->inode_count = le64_to_cpu(raw->inode_count);
 	cp->commit_time = (int64_t)le64_to_cpu(raw->commit_time);
@@ -187,6 +190,7 @@ void czfs_cp_encode(const struct czfs_cp_info *cp, uint64_t slot_blkaddr,
 	raw->image_blocks = cpu_to_le64(cp->image_blocks);
 	raw->max_blocks = cpu_to_le64(cp->max_blocks);
 	raw->used_blocks = cpu_to_le64(cp->used_blocks);
+	raw->prealloc_blocks = cpu_to_le64(cp->prealloc_blocks);
 	raw->next_ino = cpu_to_le64(cp->next_ino);
 	raw->inode_count = cpu_to_le64(cp->inode_count);
 	raw->commit_time = cpu_to_le64((uint64_t)cp->commit_time);

@@ -37,6 +37,7 @@ static const char *kind_name(unsigned kind)
 		[CZFS_CLUSTER_COMPRESSED] = "compressed",
 		[CZFS_CLUSTER_INLINE] = "inline",
 		[CZFS_CLUSTER_INLINE_COMPRESSED] = "inline compressed",
+		[CZFS_CLUSTER_RESERVED] = "reserved",
 	};
 
 	return kind < ARRAY_SIZE(names) ? names[kind] : "unknown";
@@ -65,17 +66,24 @@ static int item_check_alg(const struct czfs_cluster_info *ci)
 	return -EFSCORRUPTED;
 }
 
+/* Extent and reserved items are the bare struct. */
+static int item_check_size(const struct czfs_cluster_info *ci, unsigned len)
+{
+	if (len == ITEM_SIZE)
+		return 0;
+	czfs_err("cluster item: %s item has %u bytes, expected %u",
+		 kind_name(ci->kind), len, ITEM_SIZE);
+	return -EFSCORRUPTED;
+}
+
 static int item_check_extent(const struct czfs_cluster_info *ci, unsigned len,
 			     unsigned cluster_bytes, uint64_t max_blocks)
 {
 	unsigned raw_blocks = DIV_ROUND_UP(ci->ulen, CZFS_BLOCK_SIZE);
 	unsigned max_nblocks = cluster_bytes >> CZFS_BLOCK_SHIFT;
 
-	if (len != ITEM_SIZE) {
-		czfs_err("cluster item: %s item has %u bytes, expected %u",
-			 kind_name(ci->kind), len, ITEM_SIZE);
+	if (item_check_size(ci, len))
 		return -EFSCORRUPTED;
-	}
 	if (ci->nblocks < 1 || ci->nblocks > max_nblocks) {
 		czfs_err("cluster item: nblocks %u outside 1..%u",
 			 ci->nblocks, max_nblocks);
@@ -123,6 +131,42 @@ static int item_check_inline(const struct czfs_cluster_info *ci)
 	return 0;
 }
 
+/* Space set aside, nothing else: the promise is the only field. */
+static int item_check_reserved(const struct czfs_cluster_info *ci, unsigned len,
+			       unsigned cluster_bytes)
+{
+	unsigned max_nblocks = cluster_bytes >> CZFS_BLOCK_SHIFT;
+
+	if (item_check_size(ci, len))
+		return -EFSCORRUPTED;
+	if (ci->alg || ci->nblocks || ci->checksum || ci->blkaddr || ci->ulen) {
+		czfs_err("cluster item: reserved cluster with alg %u nblocks %u checksum 0x%08x blkaddr %llu ulen %u, expected 0",
+			 ci->alg, ci->nblocks, ci->checksum,
+			 (unsigned long long)ci->blkaddr, ci->ulen);
+		return -EFSCORRUPTED;
+	}
+	if (ci->prealloc < 1 || ci->prealloc > max_nblocks) {
+		czfs_err("cluster item: reserved cluster promising %u blocks, expected 1..%u",
+			 ci->prealloc, max_nblocks);
+		return -EFSCORRUPTED;
+	}
+	return 0;
+}
+
+/* A data cluster may promise room only for what it does not fill. */
+static int item_check_prealloc(const struct czfs_cluster_info *ci,
+			       unsigned cluster_bytes)
+{
+	unsigned max_nblocks = cluster_bytes >> CZFS_BLOCK_SHIFT;
+
+	if (!ci->prealloc ||
+	    (ci->prealloc <= max_nblocks && ci->ulen < cluster_bytes))
+		return 0;
+	czfs_err("cluster item: %s cluster of %u bytes promising %u blocks, expected 0..%u for a partial cluster",
+		 kind_name(ci->kind), ci->ulen, ci->prealloc, max_nblocks);
+	return -EFSCORRUPTED;
+}
+
 static void item_unpack(const void *val, unsigned len,
 			struct czfs_cluster_info *ci, struct czfs_cluster *raw)
 {
@@ -134,6 +178,7 @@ static void item_unpack(const void *val, unsigned len,
 		.checksum = le32_to_cpu(raw->checksum),
 		.blkaddr = le64_to_cpu(raw->blkaddr),
 		.ulen = le32_to_cpu(raw->ulen),
+		.prealloc = le32_to_cpu(raw->prealloc),
 	};
 	if (ci->kind == CZFS_CLUSTER_INLINE ||
 	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED) {
@@ -156,21 +201,24 @@ int czfs_cluster_item_decode(const void *val, unsigned len,
 	}
 	cluster_bytes = MIN(cluster_bytes, CZFS_MAX_CLUSTER_SIZE);
 	item_unpack(val, len, ci, &raw);
-	if (ci->kind < CZFS_CLUSTER_RAW ||
-	    ci->kind > CZFS_CLUSTER_INLINE_COMPRESSED) {
+	if (ci->kind < CZFS_CLUSTER_RAW || ci->kind > CZFS_CLUSTER_RESERVED) {
 		czfs_err("cluster item: unknown kind %u", ci->kind);
 		return -EFSCORRUPTED;
 	}
-	if (raw.reserved0 || raw.reserved1) {
+	if (raw.reserved0) {
 		czfs_err("cluster item: reserved fields not zero");
 		return -EFSCORRUPTED;
 	}
+	if (ci->kind == CZFS_CLUSTER_RESERVED)
+		return item_check_reserved(ci, len, cluster_bytes);
 	if (ci->ulen < 1 || ci->ulen > cluster_bytes) {
 		czfs_err("cluster item: ulen %u outside 1..%u",
 			 ci->ulen, cluster_bytes);
 		return -EFSCORRUPTED;
 	}
 	err = item_check_alg(ci);
+	if (!err)
+		err = item_check_prealloc(ci, cluster_bytes);
 	if (err)
 		return err;
 	if (kind_is_extent(ci->kind))
@@ -187,6 +235,7 @@ unsigned czfs_cluster_item_encode(const struct czfs_cluster_info *ci, void *val)
 		.checksum = cpu_to_le32(ci->checksum),
 		.blkaddr = cpu_to_le64(ci->blkaddr),
 		.ulen = cpu_to_le32(ci->ulen),
+		.prealloc = cpu_to_le32(ci->prealloc),
 	};
 	unsigned len = ITEM_SIZE;
 
@@ -482,6 +531,7 @@ int czfs_cluster_decode(struct czfs_codec *codec,
 	}
 	switch (ci->kind) {
 	case CZFS_CLUSTER_HOLE:
+	case CZFS_CLUSTER_RESERVED:	/* no data yet: zeros */
 		err = 0;
 		break;
 	case CZFS_CLUSTER_RAW:

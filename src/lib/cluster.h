@@ -20,7 +20,8 @@ struct czfs_codec;
 struct czfs_cluster_info {
 	unsigned kind;			/* CZFS_CLUSTER_HOLE or czfs_cluster_kind */
 	unsigned alg;			/* compressed kinds */
-	unsigned nblocks;		/* extent kinds: 1..64 */
+	unsigned nblocks;		/* extent kinds: 1..64; else 0 */
+	unsigned prealloc;		/* blocks promised for its next write */
 	uint32_t checksum;
 	uint64_t blkaddr;		/* extent kinds */
 	uint32_t ulen;			/* bytes of file data it holds */
@@ -33,7 +34,9 @@ struct czfs_cluster_info {
  * cluster_bytes.  inline_data points into val.  Checks kind, alg, nblocks
  * (extent kinds: 1..cluster blocks, a compressed cluster strictly fewer
  * blocks than its raw size), ulen <= cluster_bytes, blkaddr in
- * [CZFS_FIRST_DATA_BLKADDR, max_blocks - nblocks], inline payload size.
+ * [CZFS_FIRST_DATA_BLKADDR, max_blocks - nblocks], inline payload size,
+ * prealloc <= cluster blocks (and 0 when ulen fills the cluster); a
+ * RESERVED item: its size, every field 0 but prealloc (1..cluster blocks).
  * Returns 0 or -EFSCORRUPTED.
  */
 int czfs_cluster_item_decode(const void *val, unsigned len,

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* Cluster items of a file: replace one, drop a tail (in a transaction). */
+/*
+ * Cluster items of a file: replace one, drop a tail, set clusters aside
+ * for fallocate (in a transaction).
+ */
 #include "config.h"
+
+#include <string.h>
 
 #include "btree.h"
 #include "cluster.h"
@@ -18,13 +23,29 @@ static int announce_alg(struct czfs_fs *fs, const struct czfs_cluster_info *ci)
 	return czfs_fs_add_features(fs, czfs_alg_feature(ci->alg));
 }
 
-int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
-		     const struct czfs_cluster_info *ci, struct czfs_stored *delta)
+static bool item_is_reserved(const uint8_t *val, int len)
+{
+	struct czfs_cluster raw;
+
+	if (len < (int)sizeof(raw))
+		return false;
+	memcpy(&raw, val, sizeof(raw));
+	return raw.kind == CZFS_CLUSTER_RESERVED;
+}
+
+/*
+ * czfs_cluster_set; keep: all-zero data written over a promise keeps it,
+ * a RESERVED item as it is, a promising data cluster becomes one.
+ */
+static int cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
+		       const struct czfs_cluster_info *ci, bool keep,
+		       struct czfs_stored *delta)
 {
 	uint8_t old[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
 	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
 	struct czfs_key key = { ino, CZFS_ITEM_CLUSTER, idx };
 	struct czfs_stored freed = { 0 };
+	struct czfs_cluster_info zeros;
 	int n, err;
 
 	err = announce_alg(fs, ci);
@@ -33,36 +54,229 @@ int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 	n = czfs_btree_lookup(&fs->tree, &key, old, sizeof(old));
 	if (n > (int)sizeof(old))
 		return -EFSCORRUPTED;
+	if (keep && ci->kind == CZFS_CLUSTER_HOLE && item_is_reserved(old, n))
+		return 0;		/* zeros written: the promise stays */
 	if (n >= 0) {
 		err = czfs_item_free_blocks(fs, &key, old, (unsigned)n, &freed);
 		if (err)
 			return err;
 		delta->blocks -= freed.blocks;
 		delta->inline_bytes -= freed.inline_bytes;
+		delta->prealloc -= freed.prealloc;
 	} else if (n != -ENOENT) {
 		return n;
 	}
+	if (keep && ci->kind == CZFS_CLUSTER_HOLE && freed.prealloc) {
+		zeros = (struct czfs_cluster_info){
+			.kind = CZFS_CLUSTER_RESERVED,
+			.prealloc = (unsigned)freed.prealloc,
+		};
+		ci = &zeros;
+	}
 	if (ci->kind == CZFS_CLUSTER_HOLE)
 		return n >= 0 ? czfs_btree_delete(&fs->tree, &key) : 0;
-	if (ci->kind == CZFS_CLUSTER_RAW || ci->kind == CZFS_CLUSTER_COMPRESSED)
-		delta->blocks += ci->nblocks;
-	else
-		delta->inline_bytes += ci->inline_len;
+	delta->blocks += ci->nblocks;
+	delta->inline_bytes += ci->inline_len;
+	if (ci->prealloc) {
+		czfs_smap_prealloc_add(&fs->smap, ci->prealloc);
+		delta->prealloc += ci->prealloc;
+	}
 	return czfs_btree_put(&fs->tree, &key, val, czfs_cluster_item_encode(ci, val));
+}
+
+int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
+		     const struct czfs_cluster_info *ci, struct czfs_stored *delta)
+{
+	return cluster_set(fs, ino, idx, ci, false, delta);
+}
+
+int czfs_cluster_write(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
+		       const struct czfs_cluster_info *ci,
+		       struct czfs_stored *delta)
+{
+	return cluster_set(fs, ino, idx, ci, true, delta);
+}
+
+int czfs_clusters_delete(struct czfs_fs *fs, uint64_t ino, uint64_t from,
+			 uint64_t to, struct czfs_stored *delta)
+{
+	struct czfs_key first = { ino, CZFS_ITEM_CLUSTER, from };
+	struct czfs_key last = { ino, CZFS_ITEM_CLUSTER,
+				 MIN(to, CZFS_KEY_OFFSET_MASK + 1) - 1 };
+	struct czfs_stored freed = { 0 };
+	int err;
+
+	if (from > CZFS_KEY_OFFSET_MASK || from >= to)
+		return 0;
+	err = czfs_items_delete(fs, &first, &last, &freed);
+	delta->blocks -= freed.blocks;
+	delta->inline_bytes -= freed.inline_bytes;
+	delta->prealloc -= freed.prealloc;
+	return err;
 }
 
 int czfs_clusters_drop(struct czfs_fs *fs, uint64_t ino, uint64_t from,
 		       struct czfs_stored *delta)
 {
-	struct czfs_key first = { ino, CZFS_ITEM_CLUSTER, from };
-	struct czfs_key last = { ino, CZFS_ITEM_CLUSTER, CZFS_KEY_OFFSET_MASK };
-	struct czfs_stored freed = { 0 };
+	return czfs_clusters_delete(fs, ino, from, UINT64_MAX, delta);
+}
+
+/* ---- fallocate's promise ------------------------------------------------ */
+
+#define GAP_CHUNK	4096u		/* clusters looked at per tree walk */
+
+/* What fallocate finds in a run of clusters. */
+struct scan {
+	uint64_t first;
+	unsigned cbytes;
+	uint64_t max_blocks;
+	uint64_t items, partial;	/* counts */
+	uint64_t present[GAP_CHUNK / 64];	/* has an item (chunks only) */
+	uint64_t tail[GAP_CHUNK / 64];	/* a partial data cluster, no promise */
+};
+
+/* A data cluster that does not fill its cluster and promises nothing. */
+static bool needs_promise(const struct czfs_cluster_info *ci, unsigned cbytes)
+{
+	return ci->kind != CZFS_CLUSTER_RESERVED && !ci->prealloc &&
+	       ci->ulen < cbytes;
+}
+
+static int scan_item(void *arg, const struct czfs_key *key, const void *val,
+		     unsigned size)
+{
+	struct scan *s = arg;
+	struct czfs_cluster_info ci;
+	uint64_t i = key->offset - s->first;
+	bool tail;
+
+	if (czfs_cluster_item_decode(val, size, s->cbytes, s->max_blocks, &ci))
+		return -EFSCORRUPTED;
+	tail = needs_promise(&ci, s->cbytes);
+	s->items++;
+	s->partial += tail;
+	if (i < GAP_CHUNK) {
+		s->present[i / 64] |= 1ull << (i % 64);
+		if (tail)
+			s->tail[i / 64] |= 1ull << (i % 64);
+	}
+	return 0;
+}
+
+static int scan(struct czfs_fs *fs, uint64_t ino, uint64_t first,
+		uint64_t end, unsigned per, struct scan *s)
+{
+	struct czfs_key lo = { ino, CZFS_ITEM_CLUSTER, first };
+	struct czfs_key hi = { ino, CZFS_ITEM_CLUSTER, end - 1 };
 	int err;
 
-	if (from > CZFS_KEY_OFFSET_MASK)
-		return 0;
-	err = czfs_items_delete(fs, &first, &last, &freed);
-	delta->blocks -= freed.blocks;
-	delta->inline_bytes -= freed.inline_bytes;
+	memset(s, 0, sizeof(*s));
+	s->first = first;
+	s->cbytes = per << CZFS_BLOCK_SHIFT;
+	s->max_blocks = fs->cp.max_blocks;
+	err = czfs_btree_iterate(&fs->tree, &lo, &hi, scan_item, s);
+	return err < 0 ? err : 0;
+}
+
+typedef int (*store_fn)(struct czfs_btree *t, const struct czfs_key *key,
+			const void *data, unsigned size);
+
+/* Store ci, now promising per blocks, at key through op; count it. */
+static int store_promise(struct czfs_fs *fs, const struct czfs_key *key,
+			 struct czfs_cluster_info *ci, unsigned per,
+			 store_fn op, struct czfs_stored *delta)
+{
+	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
+	int err;
+
+	ci->prealloc = per;
+	err = op(&fs->tree, key, val, czfs_cluster_item_encode(ci, val));
+	if (err)
+		return err;
+	czfs_smap_prealloc_add(&fs->smap, per);
+	delta->prealloc += per;
+	return 0;
+}
+
+static int put_reserved(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
+			unsigned per, struct czfs_stored *delta)
+{
+	struct czfs_cluster_info ci = { .kind = CZFS_CLUSTER_RESERVED };
+	struct czfs_key key = { ino, CZFS_ITEM_CLUSTER, idx };
+
+	return store_promise(fs, &key, &ci, per, czfs_btree_insert, delta);
+}
+
+/* A file's partial tail cluster promises room for the rest of it. */
+static int promise_tail(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
+			unsigned per, struct czfs_stored *delta)
+{
+	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
+	struct czfs_key key = { ino, CZFS_ITEM_CLUSTER, idx };
+	struct czfs_cluster_info ci;
+	int n = czfs_btree_lookup(&fs->tree, &key, val, sizeof(val));
+
+	if (n > (int)sizeof(val))
+		return -EFSCORRUPTED;
+	if (n < 0)
+		return n;
+	if (czfs_cluster_item_decode(val, (unsigned)n, per << CZFS_BLOCK_SHIFT,
+				     fs->cp.max_blocks, &ci))
+		return -EFSCORRUPTED;
+	return store_promise(fs, &key, &ci, per, czfs_btree_update, delta);
+}
+
+/* Each cluster of [first, end) that needs a promise gets one. */
+static int fill_gaps(struct czfs_fs *fs, uint64_t ino, uint64_t first,
+		     uint64_t end, unsigned per, struct czfs_stored *delta)
+{
+	struct scan s;
+	int err = 0;
+
+	for (uint64_t at = first; !err && at < end; at += GAP_CHUNK) {
+		uint64_t len = MIN(end - at, (uint64_t)GAP_CHUNK);
+
+		err = scan(fs, ino, at, at + len, per, &s);
+		for (uint64_t i = 0; !err && i < len; i++) {
+			uint64_t bit = 1ull << (i % 64);
+
+			if (!(s.present[i / 64] & bit))
+				err = put_reserved(fs, ino, at + i, per, delta);
+			else if (s.tail[i / 64] & bit)
+				err = promise_tail(fs, ino, at + i, per, delta);
+		}
+	}
 	return err;
+}
+
+/* Counted from the items there: a huge range costs no more than its
+ * data, so a fallocate far past the room fails at once. */
+int czfs_clusters_gaps(struct czfs_fs *fs, uint64_t ino, uint64_t first,
+		       uint64_t end, unsigned per, uint64_t *n)
+{
+	struct scan s;
+	int err;
+
+	*n = 0;
+	end = MIN(end, CZFS_KEY_OFFSET_MASK + 1);
+	if (per < 1 || per > CZFS_MAX_CLUSTER_BLOCKS)
+		return -EINVAL;
+	if (first >= end)
+		return 0;
+	err = scan(fs, ino, first, end, per, &s);
+	if (!err)
+		*n = end - first - s.items + s.partial;
+	return err;
+}
+
+int czfs_clusters_reserve(struct czfs_fs *fs, uint64_t ino, uint64_t first,
+			  uint64_t end, unsigned per, struct czfs_stored *delta)
+{
+	int err;
+
+	if (per < 1 || per > CZFS_MAX_CLUSTER_BLOCKS)
+		return -EINVAL;
+	end = MIN(end, CZFS_KEY_OFFSET_MASK + 1);
+	err = czfs_fs_add_features(fs, CZFS_FEATURE_INCOMPAT_PREALLOC);
+	return err ?: fill_gaps(fs, ino, first, end, per, delta);
 }

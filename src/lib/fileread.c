@@ -27,6 +27,8 @@ static int item_take(const struct czfs_fs *fs, const struct czfs_inode_info *ii,
 	if (czfs_cluster_item_decode(val, len, czfs_inode_cluster_bytes(ii),
 				     fs->cp.max_blocks, ci))
 		return bad_item(ii, idx);
+	if (ci->kind == CZFS_CLUSTER_RESERVED)
+		ci->kind = CZFS_CLUSTER_HOLE;	/* reads as one; prealloc says */
 	if (ci->inline_len) {
 		memcpy(inl, ci->inline_data, ci->inline_len);
 		ci->inline_data = inl;

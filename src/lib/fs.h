@@ -140,7 +140,8 @@ int czfs_fs_grow(struct czfs_fs *fs, uint64_t max_blocks);
 
 /*
  * Find clusters [first, first + n) of inode ii (n >= 1), with one walk of
- * the tree.  Returns 0 with ci[0..n) (kind HOLE where there is no item);
+ * the tree.  Returns 0 with ci[0..n) (kind HOLE where there is no item,
+ * and for a RESERVED item, which reads as one: its ci.prealloc is set);
  * inline payloads are copied into inl, CZFS_INLINE_MAX bytes per cluster
  * (n * CZFS_INLINE_MAX in all), and ci[i].inline_data points there.
  * -EFSCORRUPTED (a bad item, named in the log), -EIO.  Both the daemon
@@ -169,13 +170,43 @@ int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
  * new one were allocated and written by the caller; *delta gets the
  * change of the inode's block count and inline bytes; a compressed cluster of an algorithm
  * the superblock does not announce first sets its feature bit (superblock
- * rewritten in place).  czfs_clusters_drop: delete clusters
- * idx >= from (truncate), freeing their blocks.  0 or -errno.
+ * rewritten in place); an item it replaces gives its promise back, ci's
+ * own (ci->prealloc) is taken (delta->prealloc).  czfs_cluster_write: the
+ * same for data written back, but a hole (all-zero data) over an item that
+ * promises room leaves a RESERVED item of that promise, so that the range
+ * keeps fallocate's promise.  czfs_clusters_delete: delete the
+ * clusters of [from, to) (a punched hole; one walk over the items there),
+ * freeing their blocks and promises; czfs_clusters_drop: those idx >= from
+ * (truncate).  0 or -errno.
  */
 int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 		     const struct czfs_cluster_info *ci, struct czfs_stored *delta);
+int czfs_cluster_write(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
+		       const struct czfs_cluster_info *ci,
+		       struct czfs_stored *delta);
+int czfs_clusters_delete(struct czfs_fs *fs, uint64_t ino, uint64_t from,
+			 uint64_t to, struct czfs_stored *delta);
 int czfs_clusters_drop(struct czfs_fs *fs, uint64_t ino, uint64_t from,
 		       struct czfs_stored *delta);
+
+/*
+ * fallocate's promise, inside a transaction (fs->lock held exclusive),
+ * for a file of clusters of per blocks (1..64).  czfs_clusters_gaps:
+ * *n = the clusters of [first, end) of ino that need one: holes, and data
+ * clusters that do not fill their cluster (a file's tail) and promise
+ * nothing yet.  czfs_clusters_reserve: each of them gets one of per blocks
+ * (the cluster stored raw): a hole becomes a RESERVED cluster, a tail
+ * carries it in its item; it is added to the space map's promise
+ * (czfs_smap_prealloc_add) and to delta->prealloc; the superblock
+ * announces INCOMPAT_PREALLOC first.  The caller has checked that the
+ * image has room for n * per blocks.  0 or -errno (-ENOSPC for metadata,
+ * -EINVAL for per, -EFSCORRUPTED for a bad item; after a failure the
+ * promises made so far stay, counted in delta).
+ */
+int czfs_clusters_gaps(struct czfs_fs *fs, uint64_t ino, uint64_t first,
+		       uint64_t end, unsigned per, uint64_t *n);
+int czfs_clusters_reserve(struct czfs_fs *fs, uint64_t ino, uint64_t first,
+			  uint64_t end, unsigned per, struct czfs_stored *delta);
 
 /*
  * Simple uncached read of len bytes at off from a file (or symlink target):

@@ -62,6 +62,7 @@ int czfs_inode_decode(const void *val, unsigned len, uint64_t ino,
 	ii->cluster_shift = di.cluster_shift;
 	ii->nentries = le64_to_cpu(di.nentries);
 	ii->inline_bytes = le64_to_cpu(di.inline_bytes);
+	ii->prealloc = le64_to_cpu(di.prealloc);
 
 	if (!valid_type(ii->mode))
 		return inode_bad(ino, "unknown file type");
@@ -113,6 +114,7 @@ void czfs_inode_encode(const struct czfs_inode_info *ii, struct czfs_inode *di)
 	di->cluster_shift = (uint8_t)ii->cluster_shift;
 	di->nentries = cpu_to_le64(ii->nentries);
 	di->inline_bytes = cpu_to_le64(ii->inline_bytes);
+	di->prealloc = cpu_to_le64(ii->prealloc);
 }
 
 int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
@@ -141,7 +143,8 @@ void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st)
 	st->st_rdev = makedev(ii->rdev_major, ii->rdev_minor);
 	st->st_size = (off_t)ii->size;
 	st->st_blksize = CZFS_BLOCK_SIZE;
-	st->st_blocks = (blkcnt_t)(ii->blocks * (CZFS_BLOCK_SIZE / 512) +
+	st->st_blocks = (blkcnt_t)((ii->blocks + ii->prealloc) *
+				   (CZFS_BLOCK_SIZE / 512) +
 				   DIV_ROUND_UP(ii->inline_bytes, 512));
 	st->st_atim = ii->atime;
 	st->st_mtim = ii->mtime;
@@ -160,6 +163,7 @@ void czfs_inode_add_stored(struct czfs_inode_info *ii,
 {
 	ii->blocks = add_clamped(ii->blocks, d->blocks);
 	ii->inline_bytes = add_clamped(ii->inline_bytes, d->inline_bytes);
+	ii->prealloc = add_clamped(ii->prealloc, d->prealloc);
 }
 
 unsigned czfs_mode_to_dtype(uint32_t mode)

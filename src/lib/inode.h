@@ -25,15 +25,18 @@ struct czfs_inode_info {
 	unsigned cluster_shift;
 	uint64_t nentries;		/* directories */
 	uint64_t inline_bytes;		/* inline cluster payload bytes */
+	uint64_t prealloc;		/* blocks its clusters are promised */
 };
 
 /*
- * What a change did to the room an inode takes: blocks outside the tree
- * and payload bytes of inline clusters.  Cluster updates add to one.
+ * What a change did to the room an inode takes: blocks outside the tree,
+ * payload bytes of inline clusters, blocks promised by fallocate.
+ * Cluster updates add to one.
  */
 struct czfs_stored {
 	int64_t blocks;
 	int64_t inline_bytes;
+	int64_t prealloc;
 };
 
 /* Apply d to ii's counters, neither going below zero. */
@@ -56,7 +59,8 @@ int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
 		    struct czfs_inode_info *ii);
 
 /*
- * st_blocks counts the blocks and the inline payload rounded up to 512-byte
+ * st_blocks counts the blocks, those fallocate set aside (as ext4 counts
+ * unwritten extents) and the inline payload rounded up to 512-byte
  * sectors (as ext4 counts inline data), so a file with data never shows 0.
  */
 void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st);
@@ -77,9 +81,11 @@ const char *czfs_inode_type_name(uint32_t mode);
  * czfs_orphan_add/del: the ORPHAN item of an inode unlinked while open
  *   (mount and fsck finish destroying it).
  * czfs_items_delete: delete the items in [first, last], freeing their
- *   blocks; adds the blocks freed and the inline bytes dropped to *freed.
- * czfs_item_free_blocks: free the blocks one item owns (adds to *freed as
- *   czfs_items_delete does).
+ *   blocks and giving back the space fallocate promised them; adds the
+ *   blocks freed, the inline bytes dropped and the promise given back to
+ *   *freed.
+ * czfs_item_free_blocks: free the blocks one item owns, give back its
+ *   promise (adds to *freed as czfs_items_delete does).
  * All return 0 or -errno (-ENOSPC, -EFSCORRUPTED, I/O errors).
  */
 struct czfs_fs;

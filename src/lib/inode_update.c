@@ -65,12 +65,13 @@ int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
 					       fs->cp.max_blocks, &ci);
 		if (ret)
 			return ret;
-		if (ci.kind == CZFS_CLUSTER_RAW || ci.kind == CZFS_CLUSTER_COMPRESSED) {
+		if (ci.nblocks) {
 			czfs_smap_free(&fs->smap, ci.blkaddr, ci.nblocks);
 			freed->blocks += ci.nblocks;
-		} else {
-			freed->inline_bytes += ci.inline_len;
 		}
+		freed->inline_bytes += ci.inline_len;
+		czfs_smap_prealloc_add(&fs->smap, -(int64_t)ci.prealloc);
+		freed->prealloc += ci.prealloc;
 		return 0;
 	}
 	if (key->type != CZFS_ITEM_XATTR)
@@ -127,6 +128,7 @@ int czfs_items_delete(struct czfs_fs *fs, const struct czfs_key *first,
 	} while (ret >= 0 && c->n == DESTROY_BATCH);
 	freed->blocks += c->freed.blocks;
 	freed->inline_bytes += c->freed.inline_bytes;
+	freed->prealloc += c->freed.prealloc;
 	free(c);
 	return ret < 0 ? ret : 0;
 }

@@ -387,7 +387,17 @@ void czfs_smap_usage(struct czfs_smap *sm, uint64_t *max_blocks, uint64_t *used)
 {
 	pthread_mutex_lock(&sm->lock);
 	*max_blocks = sm->max_blocks;
-	*used = sm->used;
+	*used = sm->used + sm->prealloc;
+	pthread_mutex_unlock(&sm->lock);
+}
+
+void czfs_smap_prealloc_add(struct czfs_smap *sm, int64_t n)
+{
+	pthread_mutex_lock(&sm->lock);
+	if (n < 0 && (uint64_t)-n > sm->prealloc)
+		sm->prealloc = 0;
+	else
+		sm->prealloc += (uint64_t)n;
 	pthread_mutex_unlock(&sm->lock);
 }
 

@@ -32,6 +32,8 @@ struct czfs_smap {
 	uint64_t max_blocks;		/* bits tracked */
 	uint64_t image_blocks;		/* 1 + highest block ever used */
 	uint64_t used;			/* bits set in cur */
+	uint64_t prealloc;		/* blocks fallocate promised clusters (not
+					 * in the bitmap; kept in the checkpoint) */
 	uint64_t *cur;
 	uint64_t *committed;
 	uint64_t cursor;		/* next-fit search start */
@@ -54,7 +56,7 @@ int czfs_smap_init(struct czfs_smap *sm, uint64_t max_blocks);
 /*
  * Load the map named by cp (index blocks, then bitmap blocks), checking
  * each crc, magic, blkaddr, and that the loaded used count equals
- * cp->used_blocks.  Returns 0, -EFSCORRUPTED (with a log line), -ENOMEM or
+ * cp->used_blocks; the promise of RESERVED clusters is cp->prealloc_blocks.  Returns 0, -EFSCORRUPTED (with a log line), -ENOMEM or
  * an I/O error.
  */
 int czfs_smap_load(struct czfs_smap *sm, struct czfs_bdev *bdev,
@@ -87,8 +89,19 @@ void czfs_smap_free(struct czfs_smap *sm, uint64_t blkaddr, uint64_t n);
 /* Mark [blkaddr, blkaddr + n) used; -EEXIST if any was used already. */
 int czfs_smap_set_used(struct czfs_smap *sm, uint64_t blkaddr, uint64_t n);
 
-/* The blocks the map tracks and those in use now (cur), read together. */
+/*
+ * The blocks the map tracks and those taken now, read together: in use
+ * (cur) or promised to RESERVED clusters (prealloc).
+ */
 void czfs_smap_usage(struct czfs_smap *sm, uint64_t *max_blocks, uint64_t *used);
+
+/*
+ * Add n blocks (n < 0: give them back, never below 0) to the promise of
+ * RESERVED clusters (fallocate).  The caller checked the room, and changes
+ * the items in the same transaction (fs->lock exclusive), so that a
+ * commit's count matches its tree.
+ */
+void czfs_smap_prealloc_add(struct czfs_smap *sm, int64_t n);
 
 /* Blocks the persisted map itself occupies (index and bitmap blocks). */
 uint64_t czfs_smap_disk_blocks(struct czfs_smap *sm);
@@ -106,7 +119,7 @@ int czfs_smap_grow(struct czfs_smap *sm, uint64_t max_blocks);
  * Write the bitmap and index blocks changed since the last write, each to a
  * newly allocated block (the old ones are freed), until nothing is left to
  * relocate, and fill cp's smap_index, nr_smap_index, used_blocks,
- * image_blocks and max_blocks.  gen is the generation of the checkpoint
+ * prealloc_blocks, image_blocks and max_blocks.  gen is the generation of the checkpoint
  * being written.  Returns 0, -ENOSPC, or an I/O error.
  */
 int czfs_smap_write(struct czfs_smap *sm, struct czfs_bdev *bdev,

@@ -238,6 +238,7 @@ static void fill_cp(const struct czfs_smap *sm, struct czfs_cp_info *cp)
 		cp->smap_index[j] = sm->index_addr[j];
 	cp->nr_smap_index = sm->nr_index;
 	cp->used_blocks = sm->used;
+	cp->prealloc_blocks = sm->prealloc;
 	cp->image_blocks = sm->image_blocks;
 	cp->max_blocks = sm->max_blocks;
 }
@@ -429,6 +430,7 @@ static int load_check(struct czfs_smap *sm, const struct czfs_cp_info *cp,
 		return -EFSCORRUPTED;
 	}
 	load_count(sm);
+	sm->prealloc = cp->prealloc_blocks;
 	if (!recount && sm->used != cp->used_blocks) {
 		czfs_err("space map: %" PRIu64 " blocks used, checkpoint says %"
 			 PRIu64, sm->used, cp->used_blocks);

@@ -66,6 +66,7 @@ struct czfs_cp_info {
 	unsigned root_level;
 	unsigned flags;			/* CZFS_CP_* */
 	uint64_t image_blocks, max_blocks, used_blocks;
+	uint64_t prealloc_blocks;	/* promised to RESERVED clusters */
 	uint64_t next_ino, inode_count;
 	int64_t commit_time;
 	uint32_t commit_nsec;
@@ -79,7 +80,8 @@ struct czfs_cp_info {
  * magic, checksum, blkaddr == slot_blkaddr, generation > 0 with the parity
  * of the slot, root_level < CZFS_MAX_LEVEL, root_blkaddr and every index
  * address < max_blocks (and >= CZFS_FIRST_DATA_BLKADDR when non-zero),
- * image_blocks <= max_blocks, used_blocks <= image_blocks, next_ino in
+ * image_blocks <= max_blocks, used_blocks <= image_blocks,
+ * prealloc_blocks <= max_blocks, next_ino in
  * [CZFS_FIRST_INO, CZFS_MAX_INO], nr_smap_index covers max_blocks exactly.
  * Returns 0 or -EFSCORRUPTED (with a log line).
  */

@@ -31,6 +31,8 @@ static const unsigned fsx_weights[FSX_NOPS] = {
 	[FSX_FALLOC] = 3,
 	[FSX_FALLOC_KEEP] = 3,
 	[FSX_PUNCH] = 5,
+	[FSX_ZERO] = 2,
+	[FSX_ZERO_KEEP] = 2,
 	[FSX_FSYNC] = 3,
 	[FSX_REOPEN] = 2,
 	[FSX_DIRECT_WRITE] = 3,
@@ -117,6 +119,8 @@ static bool op_enabled(const struct fsx *f, enum fsx_optype t)
 	case FSX_FALLOC:
 	case FSX_FALLOC_KEEP:
 	case FSX_PUNCH:
+	case FSX_ZERO:
+	case FSX_ZERO_KEEP:
 		return !f->no_falloc;
 	case FSX_DIRECT_WRITE:
 	case FSX_DIRECT_READ:
@@ -188,7 +192,7 @@ static void print_summary(const struct fsx *f)
 	for (t = 0; t < FSX_NOPS; t++) {
 		if (!f->done[t] && !f->skipped[t])
 			continue;
-		printf("  %-12s %8" PRIu64, fsx_opname(t), f->done[t]);
+		printf("  %-15s %5" PRIu64, fsx_opname(t), f->done[t]);
 		if (f->skipped[t])
 			printf("  (%" PRIu64 " skipped: not supported)",
 			       f->skipped[t]);

@@ -24,6 +24,8 @@ enum fsx_optype {
 	FSX_FALLOC,		/* mode 0: may grow the file */
 	FSX_FALLOC_KEEP,	/* FALLOC_FL_KEEP_SIZE */
 	FSX_PUNCH,		/* FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE */
+	FSX_ZERO,		/* FALLOC_FL_ZERO_RANGE: may grow the file */
+	FSX_ZERO_KEEP,		/* FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE */
 	FSX_FSYNC,
 	FSX_REOPEN,		/* close and open again */
 	FSX_DIRECT_WRITE,	/* O_DIRECT, 4 KiB aligned */

@@ -306,21 +306,22 @@ static void do_falloc(struct fsx *f, enum fsx_optype t)
 {
 	uint64_t len, off = pick_where(f, &len);
 	struct fsx_op *op = fsx_log_new(f, t, off, len);
-	int mode = 0;
-
-	if (t == FSX_FALLOC_KEEP)
-		mode = FALLOC_FL_KEEP_SIZE;
-	else if (t == FSX_PUNCH)
-		mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+	static const int modes[FSX_NOPS] = {
+		[FSX_FALLOC_KEEP] = FALLOC_FL_KEEP_SIZE,
+		[FSX_PUNCH] = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		[FSX_ZERO] = FALLOC_FL_ZERO_RANGE,
+		[FSX_ZERO_KEEP] = FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+	};
+	int mode = modes[t];
 	if (fallocate(f->fd, mode, off, len)) {
 		if (falloc_unsupported(f, op, errno))
 			return;
 		fsx_die(f, "fallocate(%s, 0x%" PRIx64 ", 0x%" PRIx64 "): %s",
 			fsx_opname(t), off, len, strerror(errno));
 	}
-	if (t == FSX_FALLOC)
+	if (t == FSX_FALLOC || t == FSX_ZERO)
 		grow(f, off + len);
-	if (t == FSX_PUNCH && off < f->size)
+	if (t != FSX_FALLOC && t != FSX_FALLOC_KEEP && off < f->size)
 		memset(f->model + off, 0, min_u64(len, f->size - off));
 	op->size_after = f->size;
 }
@@ -430,6 +431,8 @@ void fsx_do_op(struct fsx *f, enum fsx_optype t)
 	case FSX_FALLOC:
 	case FSX_FALLOC_KEEP:
 	case FSX_PUNCH:
+	case FSX_ZERO:
+	case FSX_ZERO_KEEP:
 		do_falloc(f, t);
 		break;
 	case FSX_FSYNC:

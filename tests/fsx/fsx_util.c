@@ -164,6 +164,8 @@ static const char *const fsx_opnames[FSX_NOPS] = {
 	[FSX_FALLOC] = "falloc",
 	[FSX_FALLOC_KEEP] = "falloc_keep",
 	[FSX_PUNCH] = "punch_hole",
+	[FSX_ZERO] = "zero_range",
+	[FSX_ZERO_KEEP] = "zero_range_keep",
 	[FSX_FSYNC] = "fsync",
 	[FSX_REOPEN] = "close_open",
 	[FSX_DIRECT_WRITE] = "direct_write",
@@ -206,7 +208,7 @@ struct fsx_op *fsx_log_new(struct fsx *f, enum fsx_optype t, uint64_t off,
 
 void fsx_print_op(const struct fsx_op *op, bool mark)
 {
-	printf("%c%8" PRIu64 " %-12s off 0x%08" PRIx64 " len 0x%06" PRIx64
+	printf("%c%8" PRIu64 " %-15s off 0x%08" PRIx64 " len 0x%06" PRIx64
 	       " (end 0x%08" PRIx64 ") size 0x%" PRIx64 "->0x%" PRIx64,
 	       mark ? '*' : ' ', op->num, fsx_opname(op->type), op->off,
 	       op->len, op->off + op->len, op->size_before, op->size_after);

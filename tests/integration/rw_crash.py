@@ -5,8 +5,10 @@
     rw_crash.py verify MNT SIDE       check every writer's files
     rw_crash.py corrupt MNT SIDE      (self-test) spoil one synced block
 
-The writer creates files, appends to them, overwrites block ranges, fsyncs
-and deletes, in DIR (on the mount).  Every 4 KiB block it writes encodes
+The writer creates files, appends to them (some after setting room aside
+past their end with fallocate KEEP_SIZE, which changes nothing a reader
+sees, but leaves fsck promises to check after the crash), overwrites
+block ranges, fsyncs and deletes, in DIR (on the mount).  Every 4 KiB block it writes encodes
 (file id, block index, version) in a header followed by data derived from
 those three (random, text-like or a repeated pattern: compressible or
 not), so any block read back can be checked on its own.  LOG (outside the
@@ -45,6 +47,20 @@ AT_FDCWD, RENAME_WHITEOUT = -100, 4
 def rename(old, new, flags=0):
     if libc.renameat2(AT_FDCWD, old.encode(), AT_FDCWD, new.encode(), flags):
         raise OSError(ctypes.get_errno(), f"renameat2 {old} {new}")
+
+
+FALLOC_FL_KEEP_SIZE = 1
+
+
+def keep_size(path, off, n):
+    """fallocate(KEEP_SIZE) of [off, off + n): neither size nor data move."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        if libc.fallocate(fd, FALLOC_FL_KEEP_SIZE, ctypes.c_long(off),
+                          ctypes.c_long(n)):
+            raise OSError(ctypes.get_errno(), f"fallocate {path}")
+    finally:
+        os.close(fd)
 
 
 def is_whiteout(path):
@@ -116,7 +132,11 @@ def writer(d, log_path, seed):
             write(f, 0, r.choice([1, 3, 16, r.randrange(1, 200)]))
         elif op < 40:
             f = r.choice(live)
-            write(f, len(vers[f]), r.choice([1, 2, 16, r.randrange(1, 64)]))
+            n = r.choice([1, 2, 16, r.randrange(1, 64)])
+            if op < 20:     # as a preallocating writer: room first
+                keep_size(os.path.join(d, f"f{f}"), len(vers[f]) * BS,
+                          (n + r.randrange(64)) * BS)
+            write(f, len(vers[f]), n)
         elif op < 75:
             f = r.choice(live)
             if vers[f]:

@@ -1,7 +1,8 @@
 # Space tests (issue 11): st_blocks, giving freed space back to the host,
-# compact allocation, growing an image.
+# compact allocation, growing an image, fallocate's promise.
 SPACE_TESTS = \
 	tests/integration/space_blocks.sh \
+	tests/integration/space_falloc.sh \
 	tests/integration/space_host.sh \
 	tests/integration/space_grow.sh
 TESTS += $(SPACE_TESTS)

@@ -435,7 +435,7 @@ END_TEST
 
 /* ---- item validation -------------------------------------------------------- */
 
-enum base { B_RAW, B_COMPRESSED, B_INLINE, B_INLINE_COMPRESSED };
+enum base { B_RAW, B_COMPRESSED, B_INLINE, B_INLINE_COMPRESSED, B_RESERVED };
 
 /* Encode a known cluster of each kind (64 KiB clusters) into val. */
 static unsigned make_base(enum base b, struct czfs_cluster_info *ci)
@@ -446,9 +446,16 @@ static unsigned make_base(enum base b, struct czfs_cluster_info *ci)
 		[B_INLINE] = { 100, P_RANDOM, true, CZFS_CLUSTER_INLINE },
 		[B_INLINE_COMPRESSED] = { 4096, P_REPEAT, true, CZFS_CLUSTER_INLINE_COMPRESSED },
 	};
-	struct czfs_cluster_policy pol = policy(CZFS_ALG_ZSTD, 0, true, bases[b].inl);
+	struct czfs_cluster_policy pol;
 	unsigned out_len;
 
+	if (b == B_RESERVED) {	/* fallocate's: the whole 64 KiB cluster */
+		*ci = (struct czfs_cluster_info){ .kind = CZFS_CLUSTER_RESERVED,
+						  .prealloc = 16 };
+		memset(val, 0, sizeof(val));
+		return czfs_cluster_item_encode(ci, val);
+	}
+	pol = policy(CZFS_ALG_ZSTD, 0, true, bases[b].inl);
 	fill(src, bases[b].ulen, bases[b].pat);
 	encode(&pol, bases[b].ulen, ci, &out_len);
 	ck_assert_uint_eq(ci->kind, bases[b].kind);
@@ -457,12 +464,13 @@ static unsigned make_base(enum base b, struct czfs_cluster_info *ci)
 }
 
 enum mutation {
-	M_NONE, M_KIND0, M_KIND5, M_KIND_FF, M_ALG_BAD, M_ALG_NONE, M_ALG_ON_RAW,
+	M_NONE, M_KIND0, M_KIND6, M_KIND_FF, M_ALG_BAD, M_ALG_NONE, M_ALG_ON_RAW,
 	M_NBLOCKS0, M_NBLOCKS_BIG, M_NBLOCKS_RAW, M_NBLOCKS_COMP, M_BLKADDR0,
 	M_BLKADDR2, M_BLKADDR_END, M_BLKADDR_HUGE, M_ULEN0, M_ULEN_BIG,
 	M_RES0, M_RES1, M_LEN23, M_LEN0, M_LEN25, M_INLINE_BLKADDR,
 	M_INLINE_NBLOCKS, M_INLINE_EMPTY, M_INLINE_BIG, M_INLINE_ULEN,
-	M_BLKADDR_FIRST, M_BLKADDR_LAST,
+	M_BLKADDR_FIRST, M_BLKADDR_LAST, M_ULEN1, M_CHECKSUM, M_NBLOCKS1,
+	M_PREALLOC0, M_PREALLOC1, M_PREALLOC16, M_PREALLOC17,
 };
 
 struct item_case {
@@ -478,7 +486,24 @@ static const struct item_case item_cases[] = {
 	{ B_RAW, M_BLKADDR_FIRST, 0 }, { B_RAW, M_BLKADDR_LAST, 0 },
 	{ B_COMPRESSED, M_BLKADDR_LAST, 0 },
 	/* every field made invalid */
-	{ B_RAW, M_KIND0, -EFSCORRUPTED }, { B_RAW, M_KIND5, -EFSCORRUPTED },
+	{ B_RESERVED, M_NONE, 0 }, { B_RESERVED, M_PREALLOC1, 0 },
+	/* a partial cluster may promise room for the rest of it */
+	{ B_INLINE, M_PREALLOC16, 0 }, { B_INLINE_COMPRESSED, M_PREALLOC1, 0 },
+	{ B_RAW, M_KIND0, -EFSCORRUPTED }, { B_RAW, M_KIND6, -EFSCORRUPTED },
+	/* a reserved item holds its promise and nothing else */
+	{ B_RESERVED, M_PREALLOC0, -EFSCORRUPTED },
+	{ B_RESERVED, M_PREALLOC17, -EFSCORRUPTED },
+	{ B_RESERVED, M_NBLOCKS1, -EFSCORRUPTED },
+	{ B_RESERVED, M_ULEN1, -EFSCORRUPTED },
+	{ B_RESERVED, M_CHECKSUM, -EFSCORRUPTED },
+	{ B_RESERVED, M_BLKADDR2, -EFSCORRUPTED },
+	{ B_RESERVED, M_ALG_ON_RAW, -EFSCORRUPTED },
+	{ B_RESERVED, M_RES0, -EFSCORRUPTED },
+	{ B_RESERVED, M_LEN25, -EFSCORRUPTED },
+	/* a full cluster has nothing left to promise; no more than a cluster */
+	{ B_RAW, M_PREALLOC1, -EFSCORRUPTED },
+	{ B_COMPRESSED, M_PREALLOC1, -EFSCORRUPTED },
+	{ B_INLINE, M_PREALLOC17, -EFSCORRUPTED },
 	{ B_INLINE, M_KIND_FF, -EFSCORRUPTED },
 	{ B_COMPRESSED, M_ALG_BAD, -EFSCORRUPTED },
 	{ B_COMPRESSED, M_ALG_NONE, -EFSCORRUPTED },
@@ -522,7 +547,14 @@ static unsigned mutate(enum mutation m, unsigned len)
 	memcpy(&c, val, ITEM);
 	switch (m) {
 	case M_KIND0: c.kind = 0; break;
-	case M_KIND5: c.kind = 5; break;
+	case M_KIND6: c.kind = 6; break;
+	case M_ULEN1: c.ulen = cpu_to_le32(1); break;
+	case M_CHECKSUM: c.checksum = cpu_to_le32(1); break;
+	case M_NBLOCKS1: c.nblocks = 1; break;
+	case M_PREALLOC0: c.prealloc = 0; break;
+	case M_PREALLOC1: c.prealloc = cpu_to_le32(1); break;
+	case M_PREALLOC16: c.prealloc = cpu_to_le32(16); break;
+	case M_PREALLOC17: c.prealloc = cpu_to_le32(17); break;
 	case M_KIND_FF: c.kind = 0xff; break;
 	case M_ALG_BAD: c.alg = CZFS_ALG_MAX + 1; break;
 	case M_ALG_NONE: c.alg = CZFS_ALG_NONE; break;
@@ -546,7 +578,7 @@ static unsigned mutate(enum mutation m, unsigned len)
 	case M_ULEN0: c.ulen = 0; break;
 	case M_ULEN_BIG: c.ulen = cpu_to_le32(65537); break;
 	case M_RES0: c.reserved0 = 1; break;
-	case M_RES1: c.reserved1 = cpu_to_le32(0x80000000u); break;
+	case M_RES1: c.prealloc = cpu_to_le32(0x80000000u); break;
 	case M_LEN23: len = ITEM - 1; break;
 	case M_LEN0: len = 0; break;
 	case M_LEN25: len = ITEM + 1; break;
@@ -580,6 +612,28 @@ START_TEST(item_validation_table)
 			      "message: %s", last_msg);
 	else
 		ck_assert_uint_eq(nr_msgs, 0);
+}
+END_TEST
+
+/* A reserved item decodes to its promise, owns no blocks, reads as zeros. */
+START_TEST(item_reserved_reads_as_zeros)
+{
+	struct czfs_cluster_info ci, back;
+	unsigned len = make_base(B_RESERVED, &ci);
+
+	ck_assert_uint_eq(len, ITEM);
+	ck_assert_uint_eq(val[20], 16);		/* the promise, le32 at 20 */
+	ck_assert_uint_eq(val[2], 0);		/* no blocks */
+	ck_assert_int_eq(czfs_cluster_item_decode(val, len, 65536, MAX_BLOCKS,
+						  &back), 0);
+	ck_assert_uint_eq(back.kind, CZFS_CLUSTER_RESERVED);
+	ck_assert_uint_eq(back.prealloc, 16);
+	ck_assert_uint_eq(back.nblocks, 0);
+	ck_assert_int_eq(decode(&back, 65536), 0);
+	ck_assert(czfs_is_zero(dst, 65536));
+	/* a promise larger than the file's cluster is refused */
+	ck_assert_int_eq(czfs_cluster_item_decode(val, len, 16384, MAX_BLOCKS,
+						  &back), -EFSCORRUPTED);
 }
 END_TEST
 
@@ -788,6 +842,7 @@ int main(void)
 			    ARRAY_SIZE(boundary_cases) * ARRAY_SIZE(boundary_algs));
 	tcase_add_loop_test(tc, item_validation_table, 0, ARRAY_SIZE(item_cases));
 	tcase_add_test(tc, item_unaligned);
+	tcase_add_test(tc, item_reserved_reads_as_zeros);
 	tcase_add_loop_test(tc, stored_damage_table, 0, ARRAY_SIZE(damage_cases));
 	tcase_add_loop_test(tc, every_bit_flip_is_caught, 0, ARRAY_SIZE(boundary_algs));
 	tcase_add_test(tc, encode_rejects_bad_length);

@@ -214,6 +214,98 @@ START_TEST(cluster_items_replace_and_truncate)
 }
 END_TEST
 
+/*
+ * fallocate's promise: the holes of a range become RESERVED clusters and
+ * a partial tail carries one, counted in the space map and the checkpoint;
+ * writing a cluster replaces its item (zeros keep the promise), and a
+ * hole, a truncate, a destroy give it back.
+ */
+START_TEST(reserved_clusters_promise_room)
+{
+	struct czfs_cluster_info ci = { .kind = CZFS_CLUSTER_RAW, .nblocks = 4,
+					.ulen = 16384 }, got;
+	struct czfs_stored delta = { 0 };
+	uint8_t inl[CZFS_INLINE_MAX];
+	struct czfs_inode_info ii;
+	uint64_t gaps, blk, max, used0, used;
+
+	ck_assert_int_eq(czfs_inode_read(&fs->tree, 5, &ii), 0);
+	ii.cluster_shift = 2;
+	czfs_smap_usage(&fs->smap, &max, &used0);
+	/* given: cluster 2 holds data */
+	ck_assert_int_eq(czfs_smap_alloc(&fs->smap, 4, &blk), 0);
+	ci.blkaddr = blk;
+	ck_assert_int_eq(czfs_cluster_set(fs, 5, 2, &ci, &delta), 0);
+	/* when: clusters [0, 6) are set aside, then the 5 holes are */
+	ck_assert_int_eq(czfs_clusters_gaps(fs, 5, 0, 6, 4, &gaps), 0);
+	ck_assert_uint_eq(gaps, 5);
+	ck_assert_int_eq(czfs_clusters_reserve(fs, 5, 0, 6, 4, &delta), 0);
+	ck_assert_int_eq(delta.prealloc, 20);
+	ck_assert_int_eq(czfs_clusters_gaps(fs, 5, 0, 6, 4, &gaps), 0);
+	ck_assert_uint_eq(gaps, 0);
+	ck_assert_int_eq(czfs_clusters_reserve(fs, 5, 0, 6, 4, &delta), 0);
+	ck_assert_int_eq(delta.prealloc, 20);		/* nothing twice */
+	czfs_smap_usage(&fs->smap, &max, &used);
+	ck_assert_uint_eq(fs->smap.prealloc, 20);
+	ck_assert_uint_ge(used, used0 + 4 + 20);	/* counted as used */
+	ck_assert(fs->sb.feature_incompat & CZFS_FEATURE_INCOMPAT_PREALLOC);
+	/* a reserved cluster reads as a hole, and says it is promised */
+	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 1, 1, &got, inl), 0);
+	ck_assert_uint_eq(got.kind, CZFS_CLUSTER_HOLE);
+	ck_assert_uint_eq(got.prealloc, 4);
+	/* zeros written back keep the promise, data takes its place */
+	ci.kind = CZFS_CLUSTER_HOLE;
+	ck_assert_int_eq(czfs_cluster_write(fs, 5, 1, &ci, &delta), 0);
+	ck_assert_int_eq(delta.prealloc, 20);
+	ci = (struct czfs_cluster_info){ .kind = CZFS_CLUSTER_INLINE,
+					 .ulen = 10, .inline_len = 10,
+					 .inline_data = inl };
+	ck_assert_int_eq(czfs_cluster_write(fs, 5, 1, &ci, &delta), 0);
+	ck_assert_int_eq(delta.prealloc, 16);
+	ck_assert_int_eq(delta.inline_bytes, 10);
+	/* a punched hole gives it back */
+	ci.kind = CZFS_CLUSTER_HOLE;
+	ck_assert_int_eq(czfs_cluster_set(fs, 5, 0, &ci, &delta), 0);
+	ck_assert_int_eq(delta.prealloc, 12);
+	/* the count is the checkpoint's after a commit */
+	commit_and_reopen();
+	ck_assert_uint_eq(fs->cp.prealloc_blocks, 12);
+	ck_assert(fs->sb.feature_incompat & CZFS_FEATURE_INCOMPAT_PREALLOC);
+	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 3, 1, &got, inl), 0);
+	ck_assert_uint_eq(got.prealloc, 4);
+	/* a punch and a truncate give back what they cover */
+	ck_assert_int_eq(czfs_clusters_delete(fs, 5, 4, 5, &delta), 0);
+	ck_assert_int_eq(delta.prealloc, 8);
+	ck_assert_int_eq(czfs_clusters_drop(fs, 5, 5, &delta), 0);
+	ck_assert_int_eq(delta.prealloc, 4);
+	/* a partial tail cluster promises room for the rest of it */
+	ci = (struct czfs_cluster_info){ .kind = CZFS_CLUSTER_INLINE,
+					 .ulen = 10, .inline_len = 10,
+					 .inline_data = inl };
+	ck_assert_int_eq(czfs_cluster_set(fs, 5, 4, &ci, &delta), 0);
+	ck_assert_int_eq(czfs_clusters_gaps(fs, 5, 4, 5, 4, &gaps), 0);
+	ck_assert_uint_eq(gaps, 1);
+	ck_assert_int_eq(czfs_clusters_reserve(fs, 5, 4, 5, 4, &delta), 0);
+	ck_assert_int_eq(delta.prealloc, 8);
+	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 4, 1, &got, inl), 0);
+	ck_assert_uint_eq(got.kind, CZFS_CLUSTER_INLINE);
+	ck_assert_uint_eq(got.prealloc, 4);
+	ck_assert_int_eq(memcmp(got.inline_data, inl, 10), 0);
+	/* zeros written over it keep the promise as a RESERVED cluster */
+	ci.kind = CZFS_CLUSTER_HOLE;
+	ck_assert_int_eq(czfs_cluster_write(fs, 5, 4, &ci, &delta), 0);
+	ck_assert_int_eq(delta.prealloc, 8);
+	ck_assert_int_eq(czfs_cluster_lookup(fs, &ii, 4, 1, &got, inl), 0);
+	ck_assert_uint_eq(got.kind, CZFS_CLUSTER_HOLE);
+	ck_assert_uint_eq(got.prealloc, 4);
+	ck_assert_int_eq(czfs_inode_destroy(fs, 5), 0);
+	commit_and_reopen();
+	ck_assert_uint_eq(fs->cp.prealloc_blocks, 0);
+	czfs_smap_usage(&fs->smap, &max, &used);
+	ck_assert_uint_eq(used, fs->cp.used_blocks);	/* nothing promised */
+}
+END_TEST
+
 /* Old readers must refuse an image once it holds zstd clusters. */
 START_TEST(new_algorithm_sets_its_feature_bit)
 {
@@ -257,6 +349,7 @@ int main(void)
 	tcase_add_test(tc, xattrs_follow_create_replace_semantics);
 	tcase_add_test(tc, cluster_items_replace_and_truncate);
 	tcase_add_test(tc, new_algorithm_sets_its_feature_bit);
+	tcase_add_test(tc, reserved_clusters_promise_room);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
