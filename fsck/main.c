@@ -12,6 +12,7 @@
 
 #include "fsck.h"
 #include "log.h"
+#include "url.h"
 #include "util.h"
 
 enum { OPT_FAST = 256, OPT_EXTRACT, OPT_TRIM, OPT_GROW };
@@ -121,6 +122,12 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 		fprintf(stderr, "Try 'fsck.czfs --help' for more information.\n");
 	if (!err)
 		o->image = argv[optind];
+	if (!err && czfs_url_kind(o->image) &&
+	    (o->repair || o->trim || o->grow_blocks)) {
+		fprintf(stderr, "fsck.czfs: a URL is read-only: -y/-p, --trim "
+			"and --grow need a local image\n");
+		err = -EINVAL;
+	}
 	return err;
 }
 

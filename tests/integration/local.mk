@@ -21,10 +21,11 @@ INTEGRATION_TESTS = \
 	tests/integration/fsck_clean.sh \
 	tests/integration/fsck_damage.sh \
 	tests/integration/dump.sh \
-	tests/integration/rw_basic.sh
+	tests/integration/rw_basic.sh \
+	tests/integration/remote_http.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
-	tests/integration/mktree.sh
+	tests/integration/mktree.sh tests/integration/remotelib.sh
 
 include tests/integration/mkfs.mk
 include tests/integration/rw.mk

@@ -25,7 +25,8 @@ UNIT_TESTS = \
 	tests/unit/check_commit \
 	tests/unit/check_update \
 	tests/unit/check_acl \
-	tests/unit/check_imagelock
+	tests/unit/check_imagelock \
+	tests/unit/check_url
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 

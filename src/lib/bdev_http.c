@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Remote backing device: range GETs over HTTP(S) (and S3, signed by
+ * libcurl's SigV4).  Every request has a timeout and is retried with
+ * backoff a bounded number of times; each must match the object's
+ * identity from the open (If-Match on its ETag, or If-Unmodified-Since),
+ * so a changed object is never mixed with what was read before.
+ */
+#include "config.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <time.h>
+
+#include "log.h"
+#include "remote.h"
+#include "s3auth.h"
+#include "util.h"
+
+#define POOL_MAX	32		/* idle connections kept */
+#define BACKOFF_MS	100		/* first retry's wait, doubled each time */
+#define BACKOFF_MAX_MS	2000
+
+struct http_bdev {
+	struct czfs_bdev b;
+	char *url;			/* what curl fetches (may hold secrets) */
+	char *shown;			/* the same without them, for logs */
+	struct czfs_s3_creds creds;	/* s3:// only */
+	char *sigv4;
+	struct curl_slist *hdrs;	/* identity check, S3 headers */
+	char *cafile;
+	long timeout_ms;
+	unsigned retries;
+	pthread_mutex_t lock;		/* the idle pool */
+	CURL *idle[POOL_MAX];
+	unsigned nidle;
+	struct czfs_remote_stats rs;
+};
+
+/* What one response brought: its body scattered into an iovec. */
+struct sink {
+	const struct iovec *iov;
+	int cnt, i;
+	size_t pos;			/* in iov[i] */
+	size_t got, want;
+	bool overflow;
+	curl_off_t length;		/* a HEAD's Content-Length */
+	char etag[128], lastmod[64];	/* headers of the open's probe */
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static struct http_bdev *to_http(struct czfs_bdev *b)
+{
+	return container_of(b, struct http_bdev, b);
+}
+
+static size_t sink_write(char *data, size_t one, size_t n, void *arg)
+{
+	struct sink *s = arg;
+	size_t left = n;
+
+	if (s->got + n > s->want) {
+		s->overflow = true;	/* a 200 with the whole object */
+		return 0;
+	}
+	while (left) {
+		const struct iovec *v = &s->iov[s->i];
+		size_t k = MIN(left, v->iov_len - s->pos);
+
+		memcpy((char *)v->iov_base + s->pos, data, k);
+		data += k;
+		left -= k;
+		s->pos += k;
+		if (s->pos == v->iov_len) {
+			s->i++;
+			s->pos = 0;
+		}
+	}
+	s->got += n;
+	return n;
+}
+
+/* Copy the value of header name (case-insensitive) into out. */
+static void header_value(const char *line, size_t n, const char *name,
+			 char *out, size_t cap)
+{
+	size_t nl = strlen(name), len;
+
+	if (n <= nl || strncasecmp(line, name, nl) || line[nl] != ':')
+		return;
+	line += nl + 1;
+	n -= nl + 1;
+	while (n && (*line == ' ' || *line == '\t'))
+		line++, n--;
+	while (n && (line[n - 1] == '\r' || line[n - 1] == '\n' ||
+		     line[n - 1] == ' '))
+		n--;
+	len = MIN(n, cap - 1);
+	memcpy(out, line, len);
+	out[len] = '\0';
+}
+
+static size_t sink_header(char *line, size_t one, size_t n, void *arg)
+{
+	struct sink *s = arg;
+
+	header_value(line, n, "ETag", s->etag, sizeof(s->etag));
+	header_value(line, n, "Last-Modified", s->lastmod, sizeof(s->lastmod));
+	return n;
+}
+
+static CURL *handle_get(struct http_bdev *hb)
+{
+	CURL *h = NULL;
+
+	pthread_mutex_lock(&hb->lock);
+	if (hb->nidle)
+		h = hb->idle[--hb->nidle];
+	pthread_mutex_unlock(&hb->lock);
+	if (h)
+		return h;
+	h = curl_easy_init();
+	if (!h)
+		return NULL;
+	curl_easy_setopt(h, CURLOPT_URL, hb->url);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, hb->timeout_ms);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, MIN(hb->timeout_ms, 10000L));
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "czfs/" CZFS_VERSION);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, sink_header);
+	if (hb->cafile)
+		curl_easy_setopt(h, CURLOPT_CAINFO, hb->cafile);
+	if (hb->sigv4) {
+		curl_easy_setopt(h, CURLOPT_AWS_SIGV4, hb->sigv4);
+		curl_easy_setopt(h, CURLOPT_USERPWD, hb->creds.userpwd);
+	}
+	if (hb->hdrs)
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hb->hdrs);
+	return h;
+}
+
+static void handle_put(struct http_bdev *hb, CURL *h)
+{
+	pthread_mutex_lock(&hb->lock);
+	if (hb->nidle < POOL_MAX) {
+		hb->idle[hb->nidle++] = h;
+		h = NULL;
+	}
+	pthread_mutex_unlock(&hb->lock);
+	curl_easy_cleanup(h);
+}
+
+static void note_latency(struct http_bdev *hb, uint64_t us)
+{
+	unsigned i = 0;
+
+	while (i < CZFS_REMOTE_LAT_BUCKETS - 1 && us >= (1ull << i))
+		i++;
+	atomic_fetch_add_explicit(&hb->rs.lat[i], 1, memory_order_relaxed);
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * One try: GET [off, off + want) (a HEAD when want is 0) into s.
+ * Returns 0, -EAGAIN for what a retry may cure (why in *why), or the
+ * final error.
+ */
+static int try_request(struct http_bdev *hb, CURL *h, struct sink *s,
+		       uint64_t off, char *why, size_t whylen)
+{
+	char range[64];
+	uint64_t t0 = now_us();
+	long code = 0;
+	CURLcode rc;
+
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, s);
+	curl_easy_setopt(h, CURLOPT_NOBODY, s->want ? 0L : 1L);
+	if (s->want)
+		snprintf(range, sizeof(range), "%llu-%llu",
+			 (unsigned long long)off,
+			 (unsigned long long)(off + s->want - 1));
+	curl_easy_setopt(h, CURLOPT_RANGE, s->want ? range : NULL);
+	atomic_fetch_add_explicit(&hb->rs.requests, 1, memory_order_relaxed);
+	rc = curl_easy_perform(h);
+	note_latency(hb, now_us() - t0);
+	atomic_fetch_add_explicit(&hb->rs.bytes, s->got, memory_order_relaxed);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &s->length);
+	if (rc == CURLE_WRITE_ERROR && s->overflow) {
+		snprintf(why, whylen, "the server ignores range requests");
+		return -EIO;
+	}
+	if (rc != CURLE_OK) {
+		snprintf(why, whylen, "%s", curl_easy_strerror(rc));
+		return rc == CURLE_PEER_FAILED_VERIFICATION ||
+		       rc == CURLE_URL_MALFORMAT ||
+		       rc == CURLE_UNSUPPORTED_PROTOCOL ? -EIO : -EAGAIN;
+	}
+	snprintf(why, whylen, "HTTP %ld", code);
+	if (code == 412)
+		snprintf(why, whylen, "the object changed since it was opened");
+	if (code == 404)
+		return -ENOENT;
+	if (code == 401 || code == 403)
+		return -EACCES;
+	if (code >= 500 || code == 429 || code == 408)
+		return -EAGAIN;
+	if (s->want ? code != 206 && !(code == 200 && off == 0) : code != 200)
+		return -EIO;
+	if (s->got != s->want) {
+		snprintf(why, whylen, "a short body (%zu of %zu bytes)", s->got,
+			 s->want);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* A request with its retries; the log line says why it failed. */
+static int request(struct http_bdev *hb, const struct iovec *iov, int cnt,
+		   uint64_t off, size_t len, struct sink *s)
+{
+	char why[160] = "";
+	CURL *h = handle_get(hb);
+	int err = -EAGAIN;
+
+	if (!h)
+		return -ENOMEM;
+	for (unsigned t = 0; err == -EAGAIN && t <= hb->retries; t++) {
+		if (t) {
+			long ms = MIN((long)BACKOFF_MS << (t - 1), BACKOFF_MAX_MS);
+
+			atomic_fetch_add_explicit(&hb->rs.retries, 1,
+						  memory_order_relaxed);
+			nanosleep(&(struct timespec){ ms / 1000,
+				  (ms % 1000) * 1000000 }, NULL);
+		}
+		*s = (struct sink){ .iov = iov, .cnt = cnt, .want = len };
+		err = try_request(hb, h, s, off, why, sizeof(why));
+	}
+	handle_put(hb, h);
+	if (err) {
+		atomic_fetch_add_explicit(&hb->rs.errors, 1, memory_order_relaxed);
+		czfs_err("%s: %s [%llu, +%zu): %s%s", hb->shown,
+			 len ? "read" : "open", (unsigned long long)off, len, why,
+			 err == -EAGAIN ? " (gave up after retries)" : "");
+		if (err == -EAGAIN)
+			err = -EIO;
+	}
+	return err;
+}
+
+/* Fetch a range from the server, no cache. */
+static int fetch(struct http_bdev *hb, const struct iovec *iov, int cnt,
+		 uint64_t off, size_t len)
+{
+	struct sink s;
+
+	return request(hb, iov, cnt, off, len, &s);
+}
+
+static int http_readv(struct czfs_bdev *bd, const struct iovec *iov, int cnt,
+		      uint64_t off)
+{
+	struct http_bdev *hb = to_http(bd);
+	size_t len = 0;
+
+	for (int k = 0; k < cnt; k++)
+		len += iov[k].iov_len;
+	czfs_bdev_account(bd, 'r', len);
+	if (off > bd->size || len > bd->size - off)
+		return -EIO;
+	if (!len)
+		return 0;
+	return fetch(hb, iov, cnt, off, len);
+}
+
+static int http_read(struct czfs_bdev *bd, void *buf, size_t len, uint64_t off)
+{
+	struct iovec iov = { buf, len };
+
+	return http_readv(bd, &iov, 1, off);
+}
+
+static int http_write(struct czfs_bdev *bd, const void *buf, size_t len,
+		      uint64_t off)
+{
+	return -EROFS;
+}
+
+static int http_flush(struct czfs_bdev *bd)
+{
+	return 0;
+}
+
+static int http_resize(struct czfs_bdev *bd, uint64_t size)
+{
+	return -EROFS;
+}
+
+static int http_punch(struct czfs_bdev *bd, uint64_t off, uint64_t len)
+{
+	return -EROFS;
+}
+
+static void http_destroy(struct czfs_bdev *bd)
+{
+	struct http_bdev *hb = to_http(bd);
+
+	while (hb->nidle)
+		curl_easy_cleanup(hb->idle[--hb->nidle]);
+	curl_slist_free_all(hb->hdrs);
+	czfs_s3_creds_free(&hb->creds);
+	if (hb->url)
+		explicit_bzero(hb->url, strlen(hb->url));
+	free(hb->url);
+	free(hb->shown);
+	free(hb->sigv4);
+	free(hb->cafile);
+	pthread_mutex_destroy(&hb->lock);
+	free(hb);
+}
+
+static const struct czfs_bdev_ops http_ops = {
+	.read = http_read,
+	.readv = http_readv,
+	.write = http_write,
+	.flush = http_flush,
+	.resize = http_resize,
+	.punch = http_punch,
+	.destroy = http_destroy,
+};
+
+static int add_header(struct http_bdev *hb, const char *name, const char *v)
+{
+	struct curl_slist *l = NULL;
+	char *line;
+
+	if (asprintf(&line, "%s: %s", name, v) >= 0) {
+		l = curl_slist_append(hb->hdrs, line);
+		explicit_bzero(line, strlen(line));	/* a token is a secret */
+		free(line);
+	}
+	if (!l)
+		return -ENOMEM;
+	hb->hdrs = l;
+	return 0;
+}
+
+/* s3://bucket/key: its HTTPS URL, credentials and the SigV4 setting. */
+static int setup_s3(struct http_bdev *hb, const char *name,
+		    const struct czfs_remote_opts *o)
+{
+	const char *region = czfs_s3_region(o->s3_region);
+	int err;
+
+	err = czfs_s3_url(name, czfs_s3_endpoint(o->s3_endpoint), region,
+			  o->s3_style, &hb->url);
+	if (err == -EINVAL)
+		czfs_err("%s: not s3://BUCKET/KEY at a http(s) endpoint", name);
+	if (!err) {
+		err = czfs_s3_creds_find(&hb->creds);
+		if (err == -EACCES)
+			czfs_err("%s: no S3 credentials (AWS_ACCESS_KEY_ID and "
+				 "AWS_SECRET_ACCESS_KEY, or ~/.aws/credentials)",
+				 name);
+	}
+	if (!err && !(hb->sigv4 = czfs_s3_sigv4_param(region)))
+		err = -ENOMEM;
+	/* A GET has no body: its hash is the empty string's. */
+	if (!err)
+		err = add_header(hb, "x-amz-content-sha256",
+				 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4"
+				 "649b934ca495991b7852b855");
+	if (!err && hb->creds.token)
+		err = add_header(hb, "x-amz-security-token", hb->creds.token);
+	return err;
+}
+
+/* The probe: the object's size and identity; later reads must match it. */
+static int probe(struct http_bdev *hb)
+{
+	struct sink s;
+	int err;
+
+	err = request(hb, NULL, 0, 0, 0, &s);
+	if (err)
+		return err;
+	if (s.length < 0) {
+		czfs_err("%s: the server gives no size", hb->shown);
+		return -EIO;
+	}
+	hb->b.size = (uint64_t)s.length;
+	/* A weak ETag cannot be matched byte for byte: use the date then. */
+	if (s.etag[0] && strncmp(s.etag, "W/", 2))
+		err = add_header(hb, "If-Match", s.etag);
+	else if (s.lastmod[0])
+		err = add_header(hb, "If-Unmodified-Since", s.lastmod);
+	else
+		czfs_warn("%s: no ETag or Last-Modified: a change of the object "
+			  "cannot be seen", hb->shown);
+	if (!err)
+		for (unsigned i = 0; i < hb->nidle; i++)
+			curl_easy_setopt(hb->idle[i], CURLOPT_HTTPHEADER, hb->hdrs);
+	return err;
+}
+
+int czfs_bdev_open_remote(const char *url, unsigned flags,
+			  const struct czfs_remote_opts *opts,
+			  struct czfs_bdev **out)
+{
+	static const struct czfs_remote_opts defaults = { .retries = -1 };
+	const struct czfs_remote_opts *o = opts ? opts : &defaults;
+	struct http_bdev *hb;
+	int err = 0;
+
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK)
+		return -ENOMEM;
+	hb = calloc(1, sizeof(*hb));
+	if (!hb)
+		return -ENOMEM;
+	pthread_mutex_init(&hb->lock, NULL);
+	hb->b.ops = &http_ops;
+	hb->b.flags = flags | CZFS_BDEV_RDONLY;
+	hb->timeout_ms = (long)(o->timeout ? o->timeout : CZFS_REMOTE_TIMEOUT) * 1000;
+	hb->retries = o->retries < 0 ? CZFS_REMOTE_RETRIES : (unsigned)o->retries;
+	hb->shown = czfs_url_redact(url);
+	if (!hb->shown)
+		err = -ENOMEM;
+	if (!err && (o->cafile || getenv("CURL_CA_BUNDLE")))
+		if (!(hb->cafile = strdup(o->cafile ? o->cafile :
+					  getenv("CURL_CA_BUNDLE"))))
+			err = -ENOMEM;
+	if (!err && czfs_url_kind(url) == CZFS_URL_S3)
+		err = setup_s3(hb, url, o);
+	else if (!err && !(hb->url = strdup(url)))
+		err = -ENOMEM;
+	if (!err)
+		err = probe(hb);
+	if (err) {
+		http_destroy(&hb->b);
+		return err;
+	}
+	*out = &hb->b;
+	return 0;
+}
+
+const struct czfs_remote_stats *czfs_bdev_remote_stats(const struct czfs_bdev *b)
+{
+	if (b->ops != &http_ops)
+		return NULL;
+	return &container_of(b, const struct http_bdev, b)->rs;
+}
+
+uint64_t czfs_remote_latency_pct(const struct czfs_remote_stats *s, unsigned pct)
+{
+	uint64_t total = 0, seen = 0;
+
+	for (unsigned i = 0; i < CZFS_REMOTE_LAT_BUCKETS; i++)
+		total += atomic_load_explicit(&s->lat[i], memory_order_relaxed);
+	if (!total)
+		return 0;
+	for (unsigned i = 0; i < CZFS_REMOTE_LAT_BUCKETS; i++) {
+		seen += atomic_load_explicit(&s->lat[i], memory_order_relaxed);
+		if (seen * 100 >= total * pct)
+			return 1ull << i;
+	}
+	return 1ull << (CZFS_REMOTE_LAT_BUCKETS - 1);
+}
