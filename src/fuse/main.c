@@ -78,6 +78,11 @@ static const char usage_text[] =
 "                           (default 3); then the read fails with EIO\n"
 "    -o cafile=FILE         https: the CA certificates to trust (default: the\n"
 "                           system's, or $CURL_CA_BUNDLE)\n"
+"    -o cache_dir=DIR       a URL: keep fetched pieces in DIR, across mounts\n"
+"                           (checked by CRC, keyed by the image's UUID and\n"
+"                           the object's ETag or Last-Modified)\n"
+"    -o cache_limit=SIZE    the size DIR is held under, least recently used\n"
+"                           pieces evicted first (default 1G)\n"
 "    -o s3_endpoint=URL     s3://: the store's address (default\n"
 "                           $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL or AWS)\n"
 "    -o s3_region=REGION    s3://: the signing region (default $AWS_REGION,\n"
@@ -92,7 +97,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
        KEY_READAHEAD, KEY_MAP,
        KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM,
        KEY_NOATIME, KEY_RELATIME, KEY_STRICTATIME, KEY_COMPRESS_EXT,
-       KEY_NOCOMPRESS_EXT, KEY_S3_STYLE, KEY_COUNT };
+       KEY_NOCOMPRESS_EXT, KEY_S3_STYLE, KEY_CACHE_LIMIT, KEY_COUNT };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -118,6 +123,8 @@ static const struct fuse_opt czfs_opts[] = {
 	CZFS_OPT("s3_endpoint=%s", remote.s3_endpoint),
 	CZFS_OPT("s3_region=%s", remote.s3_region),
 	FUSE_OPT_KEY("s3_style=", KEY_S3_STYLE),
+	CZFS_OPT("cache_dir=%s", remote.cache_dir),
+	FUSE_OPT_KEY("cache_limit=", KEY_CACHE_LIMIT),
 	FUSE_OPT_KEY("compress=", KEY_COMPRESS),
 	FUSE_OPT_KEY("compress_extension=", KEY_COMPRESS_EXT),
 	FUSE_OPT_KEY("nocompress_extension=", KEY_NOCOMPRESS_EXT),
@@ -266,6 +273,11 @@ static int opt_s3_style(struct czfs_mount_opts *o, const char *arg, int key)
 	return 0;
 }
 
+static int opt_cache_limit(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	return parse_size_opt(arg, &o->remote.cache_limit);
+}
+
 static int opt_atime(struct czfs_mount_opts *o, const char *arg, int key)
 {
 	o->atime = key == KEY_NOATIME ? CZFS_ATIME_NOATIME :
@@ -340,6 +352,7 @@ static opt_fn *const opt_handlers[KEY_COUNT] = {
 	[KEY_COMPRESS_EXT] = opt_compress_ext,
 	[KEY_NOCOMPRESS_EXT] = opt_nocompress_ext,
 	[KEY_S3_STYLE] = opt_s3_style,
+	[KEY_CACHE_LIMIT] = opt_cache_limit,
 };
 
 static int opt_proc(void *data, const char *arg, int key,
@@ -628,6 +641,7 @@ out_args:
 	free(dm.opts.image);
 	free(dm.opts.image_shown);
 	free((char *)dm.opts.remote.cafile);
+	free((char *)dm.opts.remote.cache_dir);
 	free((char *)dm.opts.remote.s3_endpoint);
 	free((char *)dm.opts.remote.s3_region);
 	free(dm.mountpoint);

@@ -15,13 +15,28 @@
 #include <time.h>
 
 #include "log.h"
+#include "rcache.h"
 #include "remote.h"
 #include "s3auth.h"
+#include "super.h"
 #include "util.h"
 
 #define POOL_MAX	32		/* idle connections kept */
 #define BACKOFF_MS	100		/* first retry's wait, doubled each time */
 #define BACKOFF_MAX_MS	2000
+#define CHUNK		CZFS_RCACHE_CHUNK
+#define SMALL_READ	(64u << 10)	/* below: whole chunks, kept in memory */
+#define MEM_CHUNKS	8
+#define RUN_CHUNKS	4		/* chunks fetched by one request */
+
+/* A chunk kept in memory: metadata is read in small blocks at mount and
+ * while walking the tree; one request brings a whole chunk of them. */
+struct mem_chunk {
+	uint64_t off;			/* UINT64_MAX: empty */
+	uint64_t used;
+	size_t len;
+	uint8_t *data;
+};
 
 struct http_bdev {
 	struct czfs_bdev b;
@@ -33,7 +48,11 @@ struct http_bdev {
 	char *cafile;
 	long timeout_ms;
 	unsigned retries;
-	pthread_mutex_t lock;		/* the idle pool */
+	struct czfs_rcache *cache;	/* on disk, NULL: none */
+	char identity[128];		/* ETag or Last-Modified, or empty */
+	pthread_mutex_t lock;		/* the idle pool, the memory chunks */
+	struct mem_chunk mem[MEM_CHUNKS];
+	uint64_t mem_clock;
 	CURL *idle[POOL_MAX];
 	unsigned nidle;
 	struct czfs_remote_stats rs;
@@ -281,6 +300,142 @@ static int fetch(struct http_bdev *hb, const struct iovec *iov, int cnt,
 	return request(hb, iov, cnt, off, len, &s);
 }
 
+/* Copy n bytes of src to the request's iovec at byte pos of it. */
+static void copy_to_iov(const struct iovec *iov, int cnt, size_t pos,
+			const uint8_t *src, size_t n)
+{
+	for (int i = 0; i < cnt && n; i++) {
+		size_t k;
+
+		if (pos >= iov[i].iov_len) {
+			pos -= iov[i].iov_len;
+			continue;
+		}
+		k = MIN(n, iov[i].iov_len - pos);
+		memcpy((char *)iov[i].iov_base + pos, src, k);
+		src += k;
+		n -= k;
+		pos = 0;
+	}
+}
+
+static size_t chunk_len(const struct http_bdev *hb, uint64_t c)
+{
+	return (size_t)MIN((uint64_t)CHUNK, hb->b.size - c);
+}
+
+static bool mem_get(struct http_bdev *hb, uint64_t c, uint8_t *buf)
+{
+	bool hit = false;
+
+	pthread_mutex_lock(&hb->lock);
+	for (unsigned i = 0; i < MEM_CHUNKS && !hit; i++)
+		if (hb->mem[i].data && hb->mem[i].off == c) {
+			memcpy(buf, hb->mem[i].data, hb->mem[i].len);
+			hb->mem[i].used = ++hb->mem_clock;
+			hit = true;
+		}
+	pthread_mutex_unlock(&hb->lock);
+	return hit;
+}
+
+static void mem_put(struct http_bdev *hb, uint64_t c, const uint8_t *buf,
+		    size_t len)
+{
+	struct mem_chunk *m = &hb->mem[0];
+	uint8_t *copy = malloc(len);
+
+	if (!copy)
+		return;
+	memcpy(copy, buf, len);
+	pthread_mutex_lock(&hb->lock);
+	for (unsigned i = 1; i < MEM_CHUNKS && m->data; i++)
+		if (!hb->mem[i].data || hb->mem[i].used < m->used)
+			m = &hb->mem[i];
+	free(m->data);
+	*m = (struct mem_chunk){ c, ++hb->mem_clock, len, copy };
+	pthread_mutex_unlock(&hb->lock);
+}
+
+/* A chunk from memory or the disk cache into buf: true on a hit. */
+static bool chunk_cached(struct http_bdev *hb, uint64_t c, uint8_t *buf,
+			 bool small)
+{
+	size_t len = chunk_len(hb, c);
+
+	if (small && mem_get(hb, c, buf))
+		return true;
+	if (!hb->cache)
+		return false;
+	if (czfs_rcache_get(hb->cache, c, buf, len)) {
+		atomic_fetch_add_explicit(&hb->rs.cache_misses, 1,
+					  memory_order_relaxed);
+		return false;
+	}
+	atomic_fetch_add_explicit(&hb->rs.cache_hits, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&hb->rs.cache_bytes, len, memory_order_relaxed);
+	if (small)
+		mem_put(hb, c, buf, len);
+	return true;
+}
+
+/*
+ * Fetch the chunks from c on that no cache holds (up to RUN_CHUNKS and
+ * the request's last chunk) with one request into buf; store them.
+ * Returns the bytes fetched or -errno.
+ */
+static ssize_t chunk_fetch(struct http_bdev *hb, uint64_t c, uint64_t last,
+			   uint8_t *buf, bool small)
+{
+	uint64_t end = c + chunk_len(hb, c);
+	struct iovec iov;
+	int err;
+
+	while (end <= last && end < c + (uint64_t)RUN_CHUNKS * CHUNK &&
+	       !(hb->cache && czfs_rcache_has(hb->cache, end)))
+		end += chunk_len(hb, end);
+	iov = (struct iovec){ buf, (size_t)(end - c) };
+	err = fetch(hb, &iov, 1, c, iov.iov_len);
+	if (err)
+		return err;
+	for (uint64_t p = c; p < end; p += CHUNK) {
+		if (hb->cache)
+			czfs_rcache_put(hb->cache, p, buf + (p - c),
+					chunk_len(hb, p));
+		if (small)
+			mem_put(hb, p, buf + (p - c), chunk_len(hb, p));
+	}
+	return (ssize_t)(end - c);
+}
+
+/* A read through whole chunks: from the caches, the rest fetched. */
+static int chunk_readv(struct http_bdev *hb, const struct iovec *iov, int cnt,
+		       uint64_t off, size_t len)
+{
+	uint64_t c = off / CHUNK * CHUNK, last = (off + len - 1) / CHUNK * CHUNK;
+	bool small = len < SMALL_READ;
+	uint8_t *buf = malloc((size_t)RUN_CHUNKS * CHUNK);
+	int err = buf ? 0 : -ENOMEM;
+
+	while (!err && c <= last) {
+		ssize_t got = chunk_len(hb, c);
+		uint64_t from, to;
+
+		if (!chunk_cached(hb, c, buf, small))
+			got = chunk_fetch(hb, c, last, buf, small);
+		if (got < 0) {
+			err = (int)got;
+			break;
+		}
+		from = MAX(off, c);
+		to = MIN(off + len, c + (uint64_t)got);
+		copy_to_iov(iov, cnt, from - off, buf + (from - c), to - from);
+		c += (uint64_t)got;
+	}
+	free(buf);
+	return err;
+}
+
 static int http_readv(struct czfs_bdev *bd, const struct iovec *iov, int cnt,
 		      uint64_t off)
 {
@@ -294,6 +449,8 @@ static int http_readv(struct czfs_bdev *bd, const struct iovec *iov, int cnt,
 		return -EIO;
 	if (!len)
 		return 0;
+	if (hb->cache || len < SMALL_READ)
+		return chunk_readv(hb, iov, cnt, off, len);
 	return fetch(hb, iov, cnt, off, len);
 }
 
@@ -331,6 +488,9 @@ static void http_destroy(struct czfs_bdev *bd)
 
 	while (hb->nidle)
 		curl_easy_cleanup(hb->idle[--hb->nidle]);
+	for (unsigned i = 0; i < MEM_CHUNKS; i++)
+		free(hb->mem[i].data);
+	czfs_rcache_close(hb->cache);
 	curl_slist_free_all(hb->hdrs);
 	czfs_s3_creds_free(&hb->creds);
 	if (hb->url)
@@ -421,9 +581,42 @@ static int probe(struct http_bdev *hb)
 	else
 		czfs_warn("%s: no ETag or Last-Modified: a change of the object "
 			  "cannot be seen", hb->shown);
+	snprintf(hb->identity, sizeof(hb->identity), "%s",
+		 s.etag[0] ? s.etag : s.lastmod);
 	if (!err)
 		for (unsigned i = 0; i < hb->nidle; i++)
 			curl_easy_setopt(hb->idle[i], CURLOPT_HTTPHEADER, hb->hdrs);
+	return err;
+}
+
+/*
+ * The disk cache, keyed by the image's UUID (from its first chunk, which
+ * the mount reads anyway) and the object's identity and size.
+ */
+static int open_cache(struct http_bdev *hb, const struct czfs_remote_opts *o)
+{
+	uint8_t buf[CZFS_BLOCK_SIZE];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct czfs_sb_info sb;
+	char key[128];
+	int err;
+
+	if (!hb->identity[0]) {
+		czfs_warn("%s: no ETag or Last-Modified: no cache", hb->shown);
+		return 0;
+	}
+	/* Not an image (the open says so next): nothing to cache. */
+	if (hb->b.size < sizeof(buf))
+		return 0;
+	err = fetch(hb, &iov, 1, 0, sizeof(buf));
+	if (err || czfs_super_decode(buf, &sb, NULL))
+		return err;
+	czfs_rcache_key(sb.uuid, hb->identity, hb->b.size, key, sizeof(key));
+	err = czfs_rcache_open(o->cache_dir, o->cache_limit ?
+			       o->cache_limit : 1ull << 30, key, &hb->cache);
+	if (err)
+		czfs_err("%s: cache %s: %s", hb->shown, o->cache_dir,
+			 strerror(-err));
 	return err;
 }
 
@@ -460,6 +653,8 @@ int czfs_bdev_open_remote(const char *url, unsigned flags,
 		err = -ENOMEM;
 	if (!err)
 		err = probe(hb);
+	if (!err && o->cache_dir)
+		err = open_cache(hb, o);
 	if (err) {
 		http_destroy(&hb->b);
 		return err;

@@ -22,7 +22,8 @@ INTEGRATION_TESTS = \
 	tests/integration/fsck_damage.sh \
 	tests/integration/dump.sh \
 	tests/integration/rw_basic.sh \
-	tests/integration/remote_http.sh
+	tests/integration/remote_http.sh \
+	tests/integration/remote_cache.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
 	tests/integration/mktree.sh tests/integration/remotelib.sh

@@ -74,7 +74,8 @@ EOC
 	wait_port "$HTTPS_PORT"
 }
 
-# requests: how many range GETs nginx has logged so far.
+# requests: how many GETs nginx has logged so far (the HEAD of each
+# open is not counted).
 requests() {
 	grep -c '"GET ' "$T/nginx/access.log" || true
 }

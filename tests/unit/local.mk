@@ -26,7 +26,8 @@ UNIT_TESTS = \
 	tests/unit/check_update \
 	tests/unit/check_acl \
 	tests/unit/check_imagelock \
-	tests/unit/check_url
+	tests/unit/check_url \
+	tests/unit/check_rcache
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
