@@ -23,10 +23,12 @@ INTEGRATION_TESTS = \
 	tests/integration/dump.sh \
 	tests/integration/rw_basic.sh \
 	tests/integration/remote_http.sh \
-	tests/integration/remote_cache.sh
+	tests/integration/remote_cache.sh \
+	tests/integration/remote_faults.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
-	tests/integration/mktree.sh tests/integration/remotelib.sh
+	tests/integration/mktree.sh tests/integration/remotelib.sh \
+	tests/integration/faultproxy.py
 
 include tests/integration/mkfs.mk
 include tests/integration/rw.mk

@@ -13,7 +13,8 @@ remote_stop() {
 	done
 	REMOTE_PIDS=()
 }
-trap 'rc=$?; remote_stop; (exit $rc); czfs_cleanup' EXIT
+# set +e: a failing (exit $rc) must not end the trap before the cleanup.
+trap 'rc=$?; set +e; remote_stop; (exit $rc); czfs_cleanup' EXIT
 
 # free_port: a TCP port of 127.0.0.1 nobody listens on now.
 free_port() {
@@ -78,4 +79,25 @@ EOC
 # open is not counted).
 requests() {
 	grep -c '"GET ' "$T/nginx/access.log" || true
+}
+
+# proxy_start: the fault-injection proxy (faultproxy.py) in front of
+# nginx's HTTP port; sets PROXY_PORT.  proxy_mode MODE... sets what it
+# does next; proxy_count MODE: how many requests it has met so.
+proxy_start() {
+	PROXY_PORT=$(free_port)
+	echo pass >"$T/proxy.mode"
+	: >"$T/proxy.log"
+	python3 "$top_srcdir/tests/integration/faultproxy.py" "$PROXY_PORT" \
+		"$HTTP_PORT" "$T/proxy.mode" "$T/proxy.log" 2>"$T/proxy.err" &
+	REMOTE_PIDS+=($!)
+	wait_port "$PROXY_PORT"
+}
+
+proxy_mode() {
+	echo "$*" >"$T/proxy.mode"
+}
+
+proxy_count() {
+	grep -c "^$1 " "$T/proxy.log" || true
 }
