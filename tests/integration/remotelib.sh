@@ -101,3 +101,14 @@ proxy_mode() {
 proxy_count() {
 	grep -c "^$1 " "$T/proxy.log" || true
 }
+
+# s3_start ROOT REGION ACCESS_KEY SECRET [TOKEN]: the SigV4-checking S3
+# server (s3server.py) over ROOT; sets S3_PORT.  Its log: $T/s3.log.
+s3_start() {
+	S3_PORT=$(free_port)
+	: >"$T/s3.log"
+	python3 "$top_srcdir/tests/integration/s3server.py" "$S3_PORT" "$@" \
+		"$T/s3.log" 2>>"$T/s3.err" &
+	REMOTE_PIDS+=($!)
+	wait_port "$S3_PORT"
+}
