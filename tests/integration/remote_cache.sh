@@ -21,6 +21,7 @@ C=$T/cache
 note "first mount: fetched and kept"
 czfs_mount "$URL" "$T/mnt" -o cache_dir="$C"
 diff -r "$T/src" "$T/mnt" || fail "the tree through the cache differs (cold)"
+[ "$(stat_of "$T/mnt" remote.cache_misses)" -gt 0 ] || fail "czfs-stat: no cache misses when cold"
 czfs_umount "$T/mnt"
 cold=$(requests)
 [ "$cold" -gt 3 ] || fail "a cold read made only $cold requests"
@@ -29,6 +30,9 @@ cold=$(requests)
 note "second mount: read from the cache"
 czfs_mount "$URL" "$T/mnt" -o cache_dir="$C"
 diff -r "$T/src" "$T/mnt" || fail "the tree through the cache differs (warm)"
+st_reqs=$(stat_of "$T/mnt" remote.requests)
+[ "$st_reqs" -le 2 ] || fail "czfs-stat: a warm mount made $st_reqs requests"
+[ "$(stat_of "$T/mnt" remote.cache_hits)" -gt 0 ] || fail "czfs-stat: no cache hits when warm"
 czfs_umount "$T/mnt"
 warm=$(( $(requests) - cold ))
 note "requests: cold $cold, warm $warm"

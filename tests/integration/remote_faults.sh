@@ -28,6 +28,8 @@ proxy_mode 2 503
 cmp "$T/src/retry" "$T/mnt/retry" || fail "two 503s were not retried away"
 [ "$(proxy_count 503)" -eq 2 ] || fail "the proxy answered 503 $(proxy_count 503) times, not 2"
 czfs_log "$T/mnt" | grep -q "HTTP 503" && fail "a cured fault was logged as a failure"
+[ "$(stat_of "$T/mnt" remote.retries)" -ge 2 ] || fail "czfs-stat counts no retries"
+[ "$(stat_of "$T/mnt" remote.errors)" -eq 0 ] || fail "czfs-stat counts an error for a cured fault"
 
 # fault_then_back FILE MODE... [WORD]: a lasting fault fails the read
 # with EIO in bounded time, the log names it; then the file reads whole.
@@ -54,5 +56,6 @@ fault_then_back drop "gave up" drop
 fault_then_back delay "imeout" delay 10
 fault_then_back trunc "gave up" truncate
 ls "$T/mnt" >/dev/null || fail "the mount died"
+[ "$(stat_of "$T/mnt" remote.errors)" -gt 0 ] || fail "czfs-stat counts no failed reads"
 czfs_umount "$T/mnt"
 note "ok"

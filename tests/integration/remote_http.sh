@@ -57,6 +57,13 @@ tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "s3cretpw\|t0psecret" &&
 	fail "the process title shows the credentials"
 grep -q "s3cretpw\|t0psecret" /proc/mounts && fail "the mount table shows the credentials"
 grep -q "127.0.0.1:$HTTP_PORT/img.czfs" /proc/mounts || fail "the mount table lacks the URL"
+"$top_builddir/src/fuse/czfs-stat" "$T/mnt" >"$T/stat.out" || fail "czfs-stat"
+grep -q "s3cretpw\|t0psecret" "$T/stat.out" && fail "czfs-stat shows the credentials"
+[ "$(stat_of "$T/mnt" remote.url)" = "http://127.0.0.1:$HTTP_PORT/img.czfs" ] ||
+	fail "czfs-stat remote.url: $(stat_of "$T/mnt" remote.url)"
+[ "$(stat_of "$T/mnt" remote.requests)" -gt 1 ] || fail "czfs-stat counts no requests"
+[ "$(stat_of "$T/mnt" remote.bytes)" -gt 3000000 ] || fail "czfs-stat counts too few bytes"
+[ "$(stat_of "$T/mnt" remote.latency_p50_us)" -gt 0 ] || fail "czfs-stat has no latency"
 czfs_umount "$T/mnt"
 czfs_log "$T/mnt" | grep -q "s3cretpw\|t0psecret" && fail "the log shows the credentials"
 

@@ -112,3 +112,8 @@ s3_start() {
 	REMOTE_PIDS+=($!)
 	wait_port "$S3_PORT"
 }
+
+# stat_of MNT NAME: one counter of czfs-stat MNT.
+stat_of() {
+	"$top_builddir/src/fuse/czfs-stat" "$1" | awk -v n="$2" '$1 == n { print $2 }'
+}
