@@ -258,6 +258,19 @@ int czfs_rcache_get(struct czfs_rcache *rc, uint64_t off, void *buf,
 	return -ENOENT;
 }
 
+void czfs_rcache_willneed(struct czfs_rcache *rc, uint64_t off)
+{
+	char name[512];
+	int fd;
+
+	chunk_name(rc, off, name, sizeof(name));
+	fd = openat(rc->dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+		close(fd);
+	}
+}
+
 int czfs_rcache_has(struct czfs_rcache *rc, uint64_t off)
 {
 	char name[512];

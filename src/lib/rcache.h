@@ -43,6 +43,10 @@ void czfs_rcache_key(const uint8_t uuid[16], const char *identity,
 int czfs_rcache_get(struct czfs_rcache *rc, uint64_t off, void *buf,
 		    size_t len);
 
+/* Start reading the chunk at off from the disk, if present, without
+ * waiting (a sequential reader's next chunks). */
+void czfs_rcache_willneed(struct czfs_rcache *rc, uint64_t off);
+
 /* Is the chunk at off present (not checked)? */
 int czfs_rcache_has(struct czfs_rcache *rc, uint64_t off);
 
