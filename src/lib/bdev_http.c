@@ -191,7 +191,9 @@ static CURL *handle_get(struct http_bdev *hb)
 		curl_easy_setopt(h, CURLOPT_CAINFO, hb->cafile);
 	if (hb->sigv4) {
 		curl_easy_setopt(h, CURLOPT_AWS_SIGV4, hb->sigv4);
-		curl_easy_setopt(h, CURLOPT_USERPWD, hb->creds.userpwd);
+		/* apart, not as USERPWD: an access key may hold a ':' */
+		curl_easy_setopt(h, CURLOPT_USERNAME, hb->creds.id);
+		curl_easy_setopt(h, CURLOPT_PASSWORD, hb->creds.secret);
 	}
 	if (hb->hdrs)
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hb->hdrs);

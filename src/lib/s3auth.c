@@ -108,11 +108,9 @@ int czfs_s3_creds_find(struct czfs_s3_creds *c)
 	}
 	if (!err && (!id || !secret))
 		err = -EACCES;
-	if (!err && asprintf(&c->userpwd, "%s:%s", id, secret) < 0)
-		err = -ENOMEM;
 	if (!err) {
-		c->token = token;
-		token = NULL;
+		*c = (struct czfs_s3_creds){ id, secret, token };
+		id = secret = token = NULL;
 	}
 	wipe(id);
 	wipe(secret);
@@ -122,9 +120,10 @@ int czfs_s3_creds_find(struct czfs_s3_creds *c)
 
 void czfs_s3_creds_free(struct czfs_s3_creds *c)
 {
-	wipe(c->userpwd);
+	wipe(c->id);
+	wipe(c->secret);
 	wipe(c->token);
-	c->userpwd = c->token = NULL;
+	c->id = c->secret = c->token = NULL;
 }
 
 const char *czfs_s3_region(const char *given)

@@ -7,7 +7,9 @@
 #define CZFS_S3AUTH_H
 
 struct czfs_s3_creds {
-	char *userpwd;			/* "ACCESS_KEY:SECRET" for libcurl */
+	char *id;			/* the access key (may hold ':', as
+					 * Swift's "account:user" does) */
+	char *secret;
 	char *token;			/* session token, or NULL */
 };
 

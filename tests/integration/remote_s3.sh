@@ -64,10 +64,10 @@ fi
 grep -q "no S3 credentials" "$T/nokey.err" || fail "no credentials: $(cat "$T/nokey.err")"
 grep -qF "$SECRET" "$T"/*.err "$T"/daemon.*.log && fail "a message shows the secret"
 
-note "a credentials file with a session token"
+note "a credentials file with a session token; a key with a ':' (Swift's account:user)"
 remote_stop
-s3_start "$T/s3" "$REGION" AKIAFILE "s3cr3t/file" "tok+en/123=="
-printf '[default]\naws_access_key_id = wrong\n[czfs]\naws_access_key_id = AKIAFILE\naws_secret_access_key = s3cr3t/file\naws_session_token = tok+en/123==\n' >"$T/creds"
+s3_start "$T/s3" "$REGION" "acct:user" "s3cr3t/file" "tok+en/123=="
+printf '[default]\naws_access_key_id = wrong\n[czfs]\naws_access_key_id = acct:user\naws_secret_access_key = s3cr3t/file\naws_session_token = tok+en/123==\n' >"$T/creds"
 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY AWS_SHARED_CREDENTIALS_FILE="$T/creds" \
 	AWS_PROFILE=czfs "$FUSE" s3://images/img.czfs "$T/mnt" -f \
 	-o s3_endpoint=http://127.0.0.1:$S3_PORT 2>"$T/daemon.mnt.log" &

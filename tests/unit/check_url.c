@@ -108,19 +108,22 @@ START_TEST(s3_creds_env_then_file)
 	setenv("AWS_SHARED_CREDENTIALS_FILE", path, 1);
 	/* the file's default profile, then a named one with its token */
 	ck_assert_int_eq(czfs_s3_creds_find(&c), 0);
-	ck_assert_str_eq(c.userpwd, "AKD:SD");
+	ck_assert_str_eq(c.id, "AKD");
+	ck_assert_str_eq(c.secret, "SD");
 	ck_assert_ptr_null(c.token);
 	czfs_s3_creds_free(&c);
 	setenv("AWS_PROFILE", "other", 1);
 	ck_assert_int_eq(czfs_s3_creds_find(&c), 0);
-	ck_assert_str_eq(c.userpwd, "AKO:SO");
+	ck_assert_str_eq(c.id, "AKO");
+	ck_assert_str_eq(c.secret, "SO");
 	ck_assert_str_eq(c.token, "TOK");
 	czfs_s3_creds_free(&c);
 	/* the environment wins over the file */
-	setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI", 1);
+	setenv("AWS_ACCESS_KEY_ID", "acct:user", 1);	/* Swift's form */
+	setenv("AWS_SECRET_ACCESS_KEY", "wJalr:XUtn", 1);
 	ck_assert_int_eq(czfs_s3_creds_find(&c), 0);
-	ck_assert_str_eq(c.userpwd, "AKIDEXAMPLE:wJalrXUtnFEMI");
+	ck_assert_str_eq(c.id, "acct:user");
+	ck_assert_str_eq(c.secret, "wJalr:XUtn");
 	czfs_s3_creds_free(&c);
 	/* none anywhere */
 	unsetenv("AWS_ACCESS_KEY_ID");
