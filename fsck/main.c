@@ -37,6 +37,7 @@ static void usage(FILE *f)
 	fputs("Usage: fsck.czfs [options] IMAGE\n"
 	      "Check a czfs image: superblock, checkpoints, every B-tree node and\n"
 	      "item, every cluster's data, links, directories, the space map.\n"
+	      "IMAGE may be an http://, https:// or s3:// URL (checked read-only).\n"
 	      "  -n, --no-change    check only, change nothing (the default)\n"
 	      "  -y, --yes          repair what is safe to repair: leaked or unmarked\n"
 	      "                     blocks, link counts, counters, lost inodes (into\n"
