@@ -56,6 +56,9 @@ struct czfs_mount_opts {
 	int nodiscard;			/* freed blocks stay allocated on the host */
 	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
 	bool ro;			/* read-only mount */
+	bool send_opens;		/* ro: ask for every open and close */
+	uint64_t tree_readahead;	/* ro: bytes of the next files to
+					 * store after a small file is read */
 	int atime;			/* CZFS_ATIME_* */
 	unsigned commit;		/* seconds between checkpoints */
 	int alg, level;			/* compression of new files, -1 = image's */
@@ -80,6 +83,8 @@ struct czfs_daemon_stats {
 	struct czfs_iobatch_stats io;	/* data requests to the image */
 	atomic_ullong stage_restarts;	/* a stream's cursor moved elsewhere */
 	atomic_ullong stage_private;	/* clusters read apart from a stream */
+	atomic_ullong push_files, push_bytes;	/* stored into the page cache */
+	atomic_ullong push_errors;		/* stores that failed */
 };
 
 struct czfs_daemon {
@@ -93,6 +98,10 @@ struct czfs_daemon {
 	struct czfs_iobatch_opts io;
 	struct czfs_mount_opts opts;
 	double attr_timeout;		/* long while read-only */
+	bool skip_opens;		/* the kernel opens without asking us
+					 * (set once, at FUSE init) */
+	atomic_int push_slots;		/* FUSE threads that may store at once
+					 * (push.h: always fewer than all) */
 	atomic_ullong reserved_blocks;	/* promised to dirty data */
 	atomic_ullong items_version;	/* bumped by every cluster item change */
 	char *mountpoint;		/* absolute */

@@ -5,6 +5,7 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/thread.c src/fuse/thread.h \
 	src/fuse/stream.c src/fuse/stream.h \
 	src/fuse/load.c src/fuse/load.h \
+	src/fuse/push.c src/fuse/push.h \
 	src/fuse/staging.c src/fuse/staging.h \
 	src/fuse/temp.c src/fuse/temp.h \
 	src/fuse/stats.c src/fuse/stats.h \

@@ -26,6 +26,7 @@
 
 #define DEFAULT_CACHE_SIZE	(256ull << 20)
 #define DEFAULT_READAHEAD	(4ull << 20)
+#define DEFAULT_TREE_READAHEAD	(1ull << 20)
 #define DEFAULT_MAX_REQUEST	(512u << 10)
 #define REMOTE_MAX_REQUEST	(4u << 20)	/* measured: bench/remote */
 #define MIN_CACHE_SIZE		(4ull << 20)
@@ -70,6 +71,14 @@ static const char usage_text[] =
 "                           max_request boundaries (for comparison)\n"
 "    -o no_zero_detect      write all-zero clusters as data, not holes (to\n"
 "                           measure decompression of zeros)\n"
+"    -o opens=skip|send     read-only mounts: the kernel opens files and\n"
+"                           directories without asking the daemon (skip, the\n"
+"                           default: two requests fewer per file) or asks\n"
+"                           at every open and close (send)\n"
+"    -o tree_readahead=SIZE read-only mounts: after a small file is read\n"
+"                           whole, store up to SIZE of the files that follow\n"
+"                           it into the kernel's page cache (default 1M; 0:\n"
+"                           off)\n"
 "    -o discard, nodiscard  punch the blocks each checkpoint frees out of\n"
 "                           IMAGE, giving them back to the host (default:\n"
 "                           discard)\n"
@@ -97,7 +106,8 @@ enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
        KEY_READAHEAD, KEY_MAP,
        KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM,
        KEY_NOATIME, KEY_RELATIME, KEY_STRICTATIME, KEY_COMPRESS_EXT,
-       KEY_NOCOMPRESS_EXT, KEY_S3_STYLE, KEY_CACHE_LIMIT, KEY_COUNT };
+       KEY_NOCOMPRESS_EXT, KEY_OPENS, KEY_TREE_RA, KEY_S3_STYLE,
+       KEY_CACHE_LIMIT, KEY_COUNT };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -110,6 +120,8 @@ static const struct fuse_opt czfs_opts[] = {
 	CZFS_OPT("unaligned_requests", unaligned),
 	CZFS_OPT("no_zero_detect", no_zero_detect),
 	CZFS_OPT("nodiscard", nodiscard),
+	FUSE_OPT_KEY("opens=", KEY_OPENS),
+	FUSE_OPT_KEY("tree_readahead=", KEY_TREE_RA),
 	{ "discard", offsetof(struct czfs_mount_opts, nodiscard), 0 },
 	FUSE_OPT_KEY("map=", KEY_MAP),
 	FUSE_OPT_KEY("max_request=", KEY_MAX_REQUEST),
@@ -229,12 +241,18 @@ static int opt_readahead(struct czfs_mount_opts *o, const char *arg, int key)
 	return parse_size_opt(arg, &o->readahead);
 }
 
+/* A size, or 0 for "off". */
+static int parse_size_or_off(const char *arg, uint64_t *out)
+{
+	if (strcmp(strchr(arg, '=') + 1, "0"))
+		return parse_size_opt(arg, out);
+	*out = 0;
+	return 0;
+}
+
 static int opt_kernel_ra(struct czfs_mount_opts *o, const char *arg, int key)
 {
-	if (strcmp(arg, "kernel_readahead=0"))
-		return parse_size_opt(arg, &o->kernel_readahead);
-	o->kernel_readahead = 0;
-	return 0;
+	return parse_size_or_off(arg, &o->kernel_readahead);
 }
 
 static int opt_reclaim(struct czfs_mount_opts *o, const char *arg, int key)
@@ -245,6 +263,16 @@ static int opt_reclaim(struct czfs_mount_opts *o, const char *arg, int key)
 static int opt_scattered(struct czfs_mount_opts *o, const char *arg, int key)
 {
 	return parse_choice(arg, "bounce", "slot", &o->map_slots);
+}
+
+static int opt_opens(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	return parse_choice(arg, "skip", "send", &o->send_opens);
+}
+
+static int opt_tree_ra(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	return parse_size_or_off(arg, &o->tree_readahead);
 }
 
 static int opt_map(struct czfs_mount_opts *o, const char *arg, int key)
@@ -343,6 +371,8 @@ static opt_fn *const opt_handlers[KEY_COUNT] = {
 	[KEY_READAHEAD] = opt_readahead,
 	[KEY_MAP] = opt_map,
 	[KEY_MAX_REQUEST] = opt_max_request,
+	[KEY_OPENS] = opt_opens,
+	[KEY_TREE_RA] = opt_tree_ra,
 	[KEY_KERNEL_RA] = opt_kernel_ra,
 	[KEY_SCATTERED] = opt_scattered,
 	[KEY_RECLAIM] = opt_reclaim,
@@ -367,6 +397,8 @@ static int opt_proc(void *data, const char *arg, int key,
 
 static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 {
+	struct czfs_daemon *dm = userdata;
+
 	/* Large requests: 1 MiB reads where the kernel allows them. */
 	conn->max_write = 1u << 20;
 	conn->max_read = 0;
@@ -394,6 +426,23 @@ static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
 			FUSE_CAP_SPLICE_MOVE);
+	/* A read-only image has nothing to do at open and close: declining
+	 * them (ENOSYS, ops_file.c and ops_dir.c) spares two of the three or
+	 * four requests a small file costs.  The kernel then keeps the page
+	 * cache and caches directory listings by itself.  Read-write mounts
+	 * keep them: O_TRUNC, chattr checks, O_DIRECT writers' cache drops. */
+	dm->skip_opens = dm->opts.ro && !dm->opts.send_opens &&
+			 (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT);
+	/* Every listing of a read-only image comes with the attributes
+	 * (READDIRPLUS, not only its first part): a walk that lists a big
+	 * directory then stats each entry needs no LOOKUP per entry. */
+	if (dm->opts.ro)
+		conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	if (dm->skip_opens) {
+		conn->want |= FUSE_CAP_NO_OPEN_SUPPORT;
+		if (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT)
+			conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+	}
 }
 
 static void log_syslog(enum czfs_log_level level, const char *msg)
@@ -486,7 +535,7 @@ static void daemon_teardown(struct czfs_daemon *dm)
 	czfs_fuse_release_all(dm);
 	czfs_prefetch_stop(dm);
 	czfs_flusher_stop(dm);		/* the last checkpoint */
-	czfs_itable_destroy(dm->it);
+	czfs_itable_destroy(dm);
 	czfs_wincache_destroy(dm->wc);
 	czfs_ccache_destroy(dm->cc);
 	czfs_pool_destroy(dm->pool);
@@ -527,6 +576,10 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 		czfs_log_set_sink(log_syslog, CZFS_LOG_INFO);
 	if (czfs_remount_start(dm) || daemon_start_threads(dm))
 		goto out_unmount;
+	/* A store may wait for a page under a READ that another FUSE
+	 * thread must answer: never let every thread store (push.h). */
+	atomic_init(&dm->push_slots, cli->singlethread ? 0 :
+		    (int)MIN(2u, cli->max_threads ? cli->max_threads - 1 : 0));
 	lc = fuse_loop_cfg_create();
 	if (!lc)
 		goto out_unmount;
@@ -578,6 +631,7 @@ int main(int argc, char *argv[])
 	struct czfs_daemon dm = {
 		.opts = { .cache_size = DEFAULT_CACHE_SIZE,
 			  .readahead = DEFAULT_READAHEAD,
+			  .tree_readahead = DEFAULT_TREE_READAHEAD,
 			  .kernel_readahead = 1u << 20,
 			  .map = CZFS_MAP_VM_MAP_RAM,
 			  .remote = { .retries = -1 },

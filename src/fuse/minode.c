@@ -8,9 +8,12 @@
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
+#include "stream.h"
 #include "util.h"
 
-#define ITABLE_BUCKETS	4096
+/* a tree walk keeps every inode it met: enough buckets for short chains */
+#define ITABLE_BITS	16
+#define ITABLE_BUCKETS	(1u << ITABLE_BITS)
 
 struct czfs_itable {
 	pthread_mutex_t lock;
@@ -19,7 +22,7 @@ struct czfs_itable {
 
 static unsigned bucket(uint64_t ino)
 {
-	return (unsigned)((ino * 0x9e3779b97f4a7c15ull) >> 52) & (ITABLE_BUCKETS - 1);
+	return (unsigned)((ino * 0x9e3779b97f4a7c15ull) >> (64 - ITABLE_BITS));
 }
 
 int czfs_itable_create(struct czfs_itable **out)
@@ -33,16 +36,20 @@ int czfs_itable_create(struct czfs_itable **out)
 	return 0;
 }
 
-static void mi_free(struct czfs_minode *mi)
+static void mi_free(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
+	if (mi->stream)
+		czfs_stream_close(dm, mi->stream);
 	pthread_mutex_destroy(&mi->lock);
 	pthread_mutex_destroy(&mi->wb_lock);
 	free(mi->dirty);
 	free(mi);
 }
 
-void czfs_itable_destroy(struct czfs_itable *it)
+void czfs_itable_destroy(struct czfs_daemon *dm)
 {
+	struct czfs_itable *it = dm->it;
+
 	if (!it)
 		return;
 	for (unsigned b = 0; b < ITABLE_BUCKETS; b++)
@@ -50,7 +57,7 @@ void czfs_itable_destroy(struct czfs_itable *it)
 			struct czfs_minode *mi = it->hash[b];
 
 			it->hash[b] = mi->hnext;
-			mi_free(mi);
+			mi_free(dm, mi);
 		}
 	pthread_mutex_destroy(&it->lock);
 	free(it);
@@ -120,9 +127,24 @@ int czfs_mi_get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 	mi->refs++;
 	pthread_mutex_unlock(&it->lock);
 	if (fresh)
-		mi_free(fresh);
+		mi_free(dm, fresh);
 	*out = mi;
 	return 0;
+}
+
+struct czfs_minode *czfs_mi_known(struct czfs_daemon *dm, uint64_t ino)
+{
+	struct czfs_itable *it = dm->it;
+	struct czfs_minode *mi;
+
+	pthread_mutex_lock(&it->lock);
+	mi = find(it, ino);
+	if (mi && mi->nlookup)
+		mi->refs++;
+	else
+		mi = NULL;
+	pthread_mutex_unlock(&it->lock);
+	return mi;
 }
 
 /* Under the table lock: refs, nlookup and opens live under it. */
@@ -180,7 +202,7 @@ void czfs_mi_put(struct czfs_daemon *dm, struct czfs_minode *mi)
 	if (!gone)
 		return;
 	mi_retire(dm, mi);
-	mi_free(mi);
+	mi_free(dm, mi);
 }
 
 void czfs_mi_lookup(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t n)

@@ -26,6 +26,7 @@
 struct czfs_daemon;
 struct czfs_centry;
 struct czfs_itable;
+struct czfs_stream;
 
 struct czfs_minode {
 	uint64_t ino;
@@ -47,6 +48,12 @@ struct czfs_minode {
 	/* written with O_DIRECT since the last open: pages a buffered reader
 	 * cached meanwhile may be stale, the next open drops them (lock) */
 	bool direct_written;
+	/* the prefetch stream of the reads that come without an open (a
+	 * read-only mount declines opens: ops_file.c); made by the first of
+	 * them (lock), closed with the inode */
+	struct czfs_stream *stream;
+	/* its data was stored into the kernel's page cache (push.c) (lock) */
+	bool pushed;
 	/* private to minode.c */
 	unsigned refs;
 	struct czfs_minode *hnext;
@@ -54,7 +61,9 @@ struct czfs_minode {
 
 /* An empty inode table: 0 or -ENOMEM. */
 int czfs_itable_create(struct czfs_itable **out);
-void czfs_itable_destroy(struct czfs_itable *it);	/* accepts NULL */
+/* Free dm->it (NULL accepted) and what its inodes hold; after the
+ * prefetch workers have stopped. */
+void czfs_itable_destroy(struct czfs_daemon *dm);
 
 /*
  * The in-memory inode of ino, read from the tree if needed (taking
@@ -67,6 +76,9 @@ int czfs_mi_get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
  * unlinked is destroyed in the tree first).  Takes fs->lock itself when it
  * must: never call it holding fs->lock. */
 void czfs_mi_put(struct czfs_daemon *dm, struct czfs_minode *mi);
+/* The in-memory inode of ino with a reference if the kernel knows it (a
+ * lookup count), else NULL; never reads the tree. */
+struct czfs_minode *czfs_mi_known(struct czfs_daemon *dm, uint64_t ino);
 /* The kernel took n more references (lookup replies) / forgot n. */
 void czfs_mi_lookup(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t n);
 void czfs_mi_forget(struct czfs_daemon *dm, uint64_t ino, uint64_t n);

@@ -137,6 +137,10 @@ static void czfs_opendir(fuse_req_t req, fuse_ino_t ino,
 {
 	struct czfs_daemon *dm = req_daemon(req);
 
+	if (dm->skip_opens) {	/* the kernel caches listings by itself */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	/* An unchanging directory: let the kernel cache its listing. */
 	fi->cache_readdir = dm->opts.ro;
 	fi->keep_cache = dm->opts.ro;

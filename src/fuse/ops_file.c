@@ -3,7 +3,9 @@
  * File operations: open, read, release.  A read is answered straight from
  * the cluster cache's pool pages with fuse_reply_iov (the kernel copies
  * once, from our pages into its page cache); holes point at a shared zero
- * buffer.
+ * buffer.  On read-only mounts the kernel opens files without asking
+ * (dm->skip_opens): reads then come with no handle, and find the inode
+ * and its stream by number.
  */
 #include "config.h"
 
@@ -19,6 +21,7 @@
 #include "minode.h"
 #include "ops.h"
 #include "pagepool.h"
+#include "push.h"
 #include "remount.h"
 #include "stream.h"
 #include "util.h"
@@ -111,6 +114,11 @@ static void czfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int err;
 
 	czfs_bdi_set_readahead(dm);
+	if (dm->skip_opens) {
+		/* the kernel opens by itself from now on (main.c) */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	err = do_open(dm, ino, fi);
 	if (err)
 		fuse_reply_err(req, czfs_fuse_errno(err));
@@ -185,13 +193,13 @@ static void add_cluster(struct czfs_daemon *dm, struct read_batch *rb,
 	add_iov(rb, zero_cluster, want - have);
 }
 
-static int gather(struct czfs_daemon *dm, struct czfs_open_file *of,
+static int gather(struct czfs_daemon *dm, struct czfs_stream *stream,
 		  const struct czfs_inode_info *ii, uint64_t off, uint64_t end,
 		  struct read_batch *rb)
 {
 	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
 	uint64_t first = off / cbytes, last = (end - 1) / cbytes;
-	struct czfs_staging *stg = czfs_stream_staging(of->stream);
+	struct czfs_staging *stg = stream ? czfs_stream_staging(stream) : NULL;
 
 	if (last - first + 1 > MAX_READ_CLUSTERS)
 		return -EINVAL;
@@ -236,46 +244,75 @@ static void touch_atime(struct czfs_daemon *dm, struct czfs_minode *mi)
 	pthread_mutex_unlock(&mi->lock);
 }
 
-static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		      struct fuse_file_info *fi)
+/*
+ * A read that came without an open (dm->skip_opens): the file's inode,
+ * held for the read, and the stream its reads share, made at the first
+ * read of a file of more than one cluster (a smaller one has nothing to
+ * prefetch) and kept with the inode.
+ */
+static int implicit_open(struct czfs_daemon *dm, fuse_ino_t ino,
+			 struct czfs_minode **mip, struct czfs_stream **sp)
 {
-	struct czfs_daemon *dm = req_daemon(req);
-	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
+	struct czfs_minode *mi;
+	struct czfs_stream *s;
+	int err = czfs_mi_get(dm, ino, false, &mi);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&mi->lock);
+	if (!S_ISREG(mi->ii.mode))
+		err = -EISDIR;
+	else if (!mi->stream && mi->ii.size > czfs_inode_cluster_bytes(&mi->ii))
+		mi->stream = czfs_stream_new(&mi->ii);
+	s = mi->stream;
+	pthread_mutex_unlock(&mi->lock);
+	if (err) {
+		czfs_mi_put(dm, mi);
+		return err;
+	}
+	*mip = mi;
+	*sp = s;
+	return 0;
+}
+
+/* Read [off, off + size) and reply; *whole: it was the whole file. */
+static int do_read(struct czfs_daemon *dm, fuse_req_t req,
+		   struct czfs_minode *mi, struct czfs_stream *stream,
+		   uint64_t off, size_t size, bool *whole)
+{
 	struct czfs_inode_info ii;
 	uint64_t end, cbytes, admitted;
 	struct read_batch *rb;
 	int err;
 
-	czfs_mi_attr(of->mi, &ii);
-	end = MIN((uint64_t)off + size, ii.size);
+	czfs_mi_attr(mi, &ii);
+	end = MIN(off + size, ii.size);
 	cbytes = czfs_inode_cluster_bytes(&ii);
-	if ((uint64_t)off >= ii.size) {
+	if (off >= ii.size) {
 		fuse_reply_buf(req, NULL, 0);
-		return;
+		return 0;
 	}
 	rb = malloc(sizeof(*rb));
-	if (!rb) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
+	if (!rb)
+		return -ENOMEM;
 	rb->n = rb->niov = 0;
-	czfs_stream_note_read(dm, of->stream, &ii, (uint64_t)off, end);
-	touch_atime(dm, of->mi);
+	if (stream)
+		czfs_stream_note_read(dm, stream, &ii, off, end);
+	touch_atime(dm, mi);
 	/* the pages this read may hold until its reply is sent: its
 	 * clusters, and as much again for their compressed input */
-	admitted = admit(dm, ((end - 1) / cbytes - (uint64_t)off / cbytes + 1) <<
+	admitted = admit(dm, ((end - 1) / cbytes - off / cbytes + 1) <<
 			 (ii.cluster_shift + 1));
-	err = gather(dm, of, &ii, (uint64_t)off, end, rb);
+	err = gather(dm, stream, &ii, off, end, rb);
 	/* counted before the reply: the reader may look at them next */
 	atomic_fetch_add(&dm->st.read_reqs, 1);
-	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - (uint64_t)off);
-	if (err)
-		fuse_reply_err(req, czfs_fuse_errno(err));
-	else
+	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - off);
+	if (!err)
 		fuse_reply_iov(req, rb->iov, (int)rb->niov);
-	/* After the reply the file may be released: of is not touched.
-	 * A cluster read to its end is likely done with (the kernel keeps
-	 * the data): recycle its pages first. */
+	*whole = !err && !off && end == ii.size;
+	/* After the reply the file may be released: its open is not
+	 * touched.  A cluster read to its end is likely done with (the
+	 * kernel keeps the data): recycle its pages first. */
 	for (unsigned i = 0; i < rb->n; i++) {
 		if (i < rb->n - 1 ||
 		    end == rb->ent[i]->idx * cbytes + rb->ent[i]->len)
@@ -285,6 +322,35 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	admit_release(dm, admitted);
 	free(rb);
+	return err;
+}
+
+static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		      struct fuse_file_info *fi)
+{
+	struct czfs_daemon *dm = req_daemon(req);
+	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
+	struct czfs_minode *mi = NULL;
+	struct czfs_stream *stream;
+	bool whole = false;
+	int err = 0;
+
+	if (of) {
+		mi = of->mi;
+		stream = of->stream;
+	} else {
+		err = implicit_open(dm, ino, &mi, &stream);
+	}
+	if (!err)
+		err = do_read(dm, req, mi, stream, (uint64_t)off, size, &whole);
+	if (err)
+		fuse_reply_err(req, czfs_fuse_errno(err));
+	if (!of && mi)
+		czfs_mi_put(dm, mi);
+	/* a walk reading small files whole: the next ones into the page
+	 * cache, after the reply (push.h) */
+	if (whole && dm->opts.ro && dm->opts.tree_readahead)
+		czfs_push_after(dm, ino);
 }
 
 void czfs_fuse_ops_file(struct fuse_lowlevel_ops *ops)

@@ -75,8 +75,9 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 	    (unsigned long long)ps.alloc_fail, (unsigned long long)ps.reserve_size,
 	    (unsigned long long)ps.reserve_fill, (unsigned long long)ps.reserve_hits);
 	czfs_nodecache_stats(dm->fs->nc, &ns);
-	put(o, "nodecache.hits %llu\nnodecache.misses %llu\nnodecache.nodes %llu\n",
-	    ns.hits, ns.misses, ns.nodes);
+	put(o, "nodecache.hits %llu\nnodecache.misses %llu\nnodecache.nodes %llu\n"
+	    "nodecache.readahead %llu\n", ns.hits, ns.misses, ns.nodes,
+	    ns.readahead);
 }
 
 static void backing_stats(struct out *o, struct czfs_daemon *dm)
@@ -91,6 +92,9 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "staging.restarts %llu\nstaging.private_clusters %llu\nstaging.pages %llu\n",
 	    ld(&dm->st.stage_restarts), ld(&dm->st.stage_private),
 	    ld(&dm->staged_pages));
+	put(o, "push.files %llu\npush.bytes %llu\npush.errors %llu\n",
+	    ld(&dm->st.push_files), ld(&dm->st.push_bytes),
+	    ld(&dm->st.push_errors));
 	put(o, "backing.reads %llu\nbacking.read_bytes %llu\n",
 	    ld(&b->reads), ld(&b->read_bytes));
 	put(o, "backing.punches %llu\nbacking.punch_bytes %llu\n",

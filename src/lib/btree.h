@@ -59,6 +59,12 @@ void czfs_key_from_disk(const struct czfs_disk_key *dk, struct czfs_key *k);
  * with generation <= the node's.  Returns 0 or -EFSCORRUPTED with a log
  * line naming blkaddr and the failed check.
  */
+/*
+ * Whether blk looks like the node written at blkaddr (its magic, its own
+ * address and its checksum), without a word in the log: what node
+ * readahead asks of a block it was not asked for.  Not a full check.
+ */
+bool czfs_node_is_sealed_at(const void *blk, uint64_t blkaddr);
 int czfs_node_check(const void *blk, uint64_t blkaddr, uint64_t want_gen,
 		    int want_level, uint64_t max_blocks);
 
@@ -101,6 +107,22 @@ int czfs_nodecache_create(struct czfs_bdev *bdev, uint64_t max_blocks,
 void czfs_nodecache_destroy(struct czfs_nodecache *nc);	/* accepts NULL */
 
 /*
+ * Node readahead, for an image that cannot change while it is open (a
+ * read-only one): a miss reads the aligned window of nblocks blocks (a
+ * power of two, at most CZFS_NODE_READAHEAD_MAX; 0 or 1: off, the
+ * default) around the node in one request, and keeps the window's other
+ * blocks that are sealed nodes (czfs_node_is_sealed_at, then
+ * czfs_node_check) as clean cached nodes; what is cached already stays.
+ * mkfs.czfs writes the tree in key order, so a cold walk then reads the
+ * metadata in few large requests instead of one per node.  Never on a
+ * writable image: a freed block may hold an old node until reused, and
+ * its cached copy would shadow the new one.
+ */
+#define CZFS_NODE_READAHEAD_MAX	256
+#define CZFS_NODE_READAHEAD	32	/* what a read-only open sets */
+void czfs_nodecache_set_readahead(struct czfs_nodecache *nc, unsigned nblocks);
+
+/*
  * Get the node at blkaddr, reading and validating it (czfs_node_check with
  * want_gen, want_level) on a miss.  A node is checked once, when read; a
  * cached node is only matched against want_gen and want_level.
@@ -113,6 +135,7 @@ void czfs_node_put(struct czfs_nodecache *nc, struct czfs_node *node);
 /* Statistics for the daemon's counters. */
 struct czfs_nodecache_stats {
 	unsigned long long hits, misses, evictions, nodes, dirty;
+	unsigned long long readahead;	/* nodes cached by readahead */
 };
 void czfs_nodecache_stats(struct czfs_nodecache *nc,
 			  struct czfs_nodecache_stats *st);

@@ -55,6 +55,9 @@ static int fs_open_tree(struct czfs_fs *fs, unsigned cache_nodes)
 				    &fs->nc);
 	if (err)
 		return err;
+	/* nothing changes a read-only image under us (see the contract) */
+	if (fs->rdonly)
+		czfs_nodecache_set_readahead(fs->nc, CZFS_NODE_READAHEAD);
 	fs->tree = (struct czfs_btree){
 		.nc = fs->nc,
 		.root_blkaddr = fs->cp.root_blkaddr,

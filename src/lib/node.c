@@ -223,6 +223,16 @@ static uint32_t node_crc(const void *blk)
 	return czfs_crc32c(crc, (const uint8_t *)blk + 4, CZFS_BLOCK_SIZE - 4);
 }
 
+bool czfs_node_is_sealed_at(const void *blk, uint64_t blkaddr)
+{
+	struct czfs_node_header h;
+
+	memcpy(&h, blk, sizeof(h));
+	return le32_to_cpu(h.magic) == CZFS_NODE_MAGIC &&
+	       le64_to_cpu(h.blkaddr) == blkaddr &&
+	       le32_to_cpu(h.checksum) == node_crc(blk);
+}
+
 void czfs_node_seal(void *blk)
 {
 	__le32 crc = cpu_to_le32(node_crc(blk));

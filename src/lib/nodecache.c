@@ -31,7 +31,8 @@ struct czfs_nodecache {
 	size_t nnodes, nclean, ndirty;	/* nodes in the table */
 	struct czfs_node *lru_head;	/* most recently used */
 	struct czfs_node *lru_tail;
-	unsigned long long hits, misses, evictions;
+	unsigned ra_blocks;		/* readahead window, 0: none */
+	unsigned long long hits, misses, evictions, ra_nodes;
 };
 
 static size_t bucket_of(const struct czfs_nodecache *nc, uint64_t blkaddr)
@@ -239,6 +240,74 @@ static int verify_cached(struct czfs_nodecache *nc, struct czfs_node *n,
 	return 0;
 }
 
+/*
+ * Keep the sealed nodes of a readahead window that are not cached yet, as
+ * clean unreferenced nodes; the one that was asked for (skip) is the
+ * caller's.  A block that fails the full check is left out (logged).
+ */
+static void keep_window(struct czfs_nodecache *nc, const uint8_t *buf,
+			uint64_t first, unsigned n, uint64_t skip)
+{
+	for (unsigned i = 0; i < n; i++) {
+		const uint8_t *blk = buf + ((size_t)i << CZFS_BLOCK_SHIFT);
+		uint64_t addr = first + i;
+		struct czfs_node *node;
+
+		if (addr == skip || !czfs_node_is_sealed_at(blk, addr) ||
+		    czfs_node_check(blk, addr, 0, -1, nc->max_blocks))
+			continue;
+		pthread_mutex_lock(&nc->lock);
+		node = hash_find(nc, addr) ? NULL : node_alloc(addr);
+		if (node) {
+			memcpy(node->data, blk, CZFS_BLOCK_SIZE);
+			hash_add(nc, node);
+			list_add(&nc->lru_head, &nc->lru_tail, node);
+			nc->nclean++;
+			nc->ra_nodes++;
+			evict_excess(nc);
+		}
+		pthread_mutex_unlock(&nc->lock);
+	}
+}
+
+/*
+ * Read the block of a missed node into n->data: alone, or with its aligned
+ * readahead window (inside the image) when one is set.
+ */
+static int read_block(struct czfs_nodecache *nc, struct czfs_node *n)
+{
+	uint64_t blkaddr = n->blkaddr, first, end;
+	unsigned ra = nc->ra_blocks;
+	void *buf;
+	int err;
+
+	if (ra > 1) {
+		first = MAX(blkaddr & ~(uint64_t)(ra - 1), CZFS_FIRST_DATA_BLKADDR);
+		end = MIN(first + ra, MIN(nc->max_blocks,
+					  nc->bdev->size >> CZFS_BLOCK_SHIFT));
+		if (end > blkaddr + 1 &&
+		    !posix_memalign(&buf, CZFS_BLOCK_SIZE,
+				    (end - first) << CZFS_BLOCK_SHIFT)) {
+			err = czfs_bdev_read(nc->bdev, buf,
+					     (end - first) << CZFS_BLOCK_SHIFT,
+					     first << CZFS_BLOCK_SHIFT);
+			if (!err) {
+				memcpy(n->data, (uint8_t *)buf +
+				       ((blkaddr - first) << CZFS_BLOCK_SHIFT),
+				       CZFS_BLOCK_SIZE);
+				keep_window(nc, buf, first,
+					    (unsigned)(end - first), blkaddr);
+			}
+			free(buf);
+			if (!err)
+				return 0;
+			/* a window past a short image: the block alone */
+		}
+	}
+	return czfs_bdev_read(nc->bdev, n->data, CZFS_BLOCK_SIZE,
+			      blkaddr << CZFS_BLOCK_SHIFT);
+}
+
 static int read_node(struct czfs_nodecache *nc, uint64_t blkaddr,
 		     uint64_t want_gen, int want_level, struct czfs_node **out)
 {
@@ -247,8 +316,7 @@ static int read_node(struct czfs_nodecache *nc, uint64_t blkaddr,
 
 	if (!n)
 		return -ENOMEM;
-	err = czfs_bdev_read(nc->bdev, n->data, CZFS_BLOCK_SIZE,
-			     blkaddr << CZFS_BLOCK_SHIFT);
+	err = read_block(nc, n);
 	if (err) {
 		czfs_err("node %llu: read failed: %s",
 			 (unsigned long long)blkaddr, strerror(-err));
@@ -264,6 +332,17 @@ static int read_node(struct czfs_nodecache *nc, uint64_t blkaddr,
 out_free:
 	node_free(n);
 	return err;
+}
+
+void czfs_nodecache_set_readahead(struct czfs_nodecache *nc, unsigned nblocks)
+{
+	if (nblocks > CZFS_NODE_READAHEAD_MAX)
+		nblocks = CZFS_NODE_READAHEAD_MAX;
+	while (nblocks & (nblocks - 1))		/* a power of two */
+		nblocks &= nblocks - 1;
+	pthread_mutex_lock(&nc->lock);
+	nc->ra_blocks = nblocks;
+	pthread_mutex_unlock(&nc->lock);
 }
 
 int czfs_node_get(struct czfs_nodecache *nc, uint64_t blkaddr,
@@ -333,6 +412,7 @@ void czfs_nodecache_stats(struct czfs_nodecache *nc,
 	st->evictions = nc->evictions;
 	st->nodes = nc->nnodes;
 	st->dirty = nc->ndirty;
+	st->readahead = nc->ra_nodes;
 	pthread_mutex_unlock(&nc->lock);
 }
 

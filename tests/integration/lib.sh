@@ -110,6 +110,16 @@ czfs_umount() {
 	fail "$1 is not mounted by this test"
 }
 
+# czfs_abort MNT: abort the FUSE connection of a mount (fusectl), so that
+# a daemon stuck in the kernel (a test that caught a hang) can be reaped.
+czfs_abort() {
+	local dev
+	dev=$(mountpoint -d "$1" 2>/dev/null) || return 0
+	mountpoint -q /sys/fs/fuse/connections ||
+		mount -t fusectl none /sys/fs/fuse/connections 2>/dev/null || true
+	echo 1 >"/sys/fs/fuse/connections/${dev#*:}/abort" 2>/dev/null || true
+}
+
 # The daemon log of a mount point.
 czfs_log() {
 	cat "$T/daemon.$(basename "$1").log"

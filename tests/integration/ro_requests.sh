@@ -1,0 +1,152 @@
+#!/bin/bash
+# A read-only mount costs about one FUSE request per file on a cold walk:
+# it declines open and close (-o opens=skip, the default), lists every
+# directory with attributes (READDIRPLUS throughout), and reads come with
+# no handle.  With readahead across files (-o tree_readahead, on by
+# default) most files are stored into the page cache before they are
+# asked for, and a walk costs far fewer requests than files.  The data
+# read so is the source's; a big file still streams through the prefetch
+# workers (their stream is kept per inode); and -o opens=send brings the
+# opens back.
+. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/mktree.sh"
+require_fuse
+
+STAT="$top_builddir/src/fuse/czfs-stat"
+tmpfs_mount "$T/src"
+"$top_srcdir/tests/sample-data" --tree "$T/src/tree" 24 ||
+	fail "tests/sample-data could not build the tree"
+mkdir "$T/src/big"
+sample_files "$T/src/big" mixed
+: >"$T/src/big/empty"
+truncate -s 3M "$T/src/big/sparse"
+printf 'tail' >>"$T/src/big/sparse"
+nfiles=$(find "$T/src" -type f | wc -l)
+ndirs=$(find "$T/src" -type d | wc -l)
+note "$nfiles files, $ndirs directories"
+
+# count LOG OPCODE: requests of that opcode in a daemon's debug log
+count() {
+	grep -cE "^unique: [0-9]+, opcode: $2 " "$1" || true
+}
+
+# walk ALG OPTIONS: a cold tar walk of the mount, checked against the
+# source; leaves the request log in $T/walk.log and the stats in $T/stats
+walk() {
+	czfs_mount "$T/img" "$T/mnt" -o "$2" -d
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	mkdir -p "$T/out"
+	rm -rf "${T:?}/out/"*
+	tar -C "$T/mnt" -cf - . | tar -C "$T/out" -xf -
+	czfs_log "$T/mnt" | grep -E '^unique: [0-9]+, opcode' >"$T/walk.log" || true
+	"$STAT" "$T/mnt" >"$T/stats" || fail "czfs-stat"
+	compare_trees "$T/src" "$T/mnt"
+	czfs_umount "$T/mnt"
+	diff -r --no-dereference "$T/src" "$T/out" >/dev/null ||
+		fail "$1 $2: tar's copy differs from the source"
+	note "$1 $2: requests $(sed 's/.*opcode: \([A-Z_]*\).*/\1/' "$T/walk.log" |
+		sort | uniq -c | tr -s ' \n' ' ')"
+}
+
+stat_of() {
+	awk -v k="$1" '$1 == k { print $2 }' "$T/stats"
+}
+
+for alg in lz4 zstd; do
+	"$MKFS" -q -f -c "$alg" -C 64k -d "$T/src" "$T/img"
+
+	walk "$alg" ro,tree_readahead=0
+	opens=$(count "$T/walk.log" OPEN)
+	releases=$(count "$T/walk.log" RELEASE)
+	opendirs=$(count "$T/walk.log" OPENDIR)
+	lookups=$(count "$T/walk.log" LOOKUP)
+	reads=$(count "$T/walk.log" READ)
+	plain=$(count "$T/walk.log" READDIR)
+	total=$(wc -l <"$T/walk.log")
+	# one declined OPEN and OPENDIR each; the kernel opens by itself after
+	[ "$opens" -le 1 ] || fail "$alg: $opens OPEN requests (at most 1 wanted)"
+	[ "$opendirs" -le 1 ] || fail "$alg: $opendirs OPENDIR requests"
+	[ "$releases" -eq 0 ] || fail "$alg: $releases RELEASE requests"
+	[ "$plain" -eq 0 ] || fail "$alg: $plain plain READDIR requests (READDIRPLUS wanted)"
+	# tar stats every entry: the listings gave them all
+	[ "$lookups" -le $((nfiles / 50)) ] ||
+		fail "$alg: $lookups LOOKUP requests for $nfiles files"
+	[ "$reads" -ge $((nfiles - 2)) ] || fail "$alg: only $reads READ requests"
+	[ "$(stat_of push.files)" -eq 0 ] || fail "$alg: files stored with tree_readahead=0"
+	# (the empty file needs none: walk, listings, the files' reads)
+	[ "$total" -le $((nfiles * 12 / 10 + ndirs * 2 + 20)) ] ||
+		fail "$alg: $total requests for $nfiles files and $ndirs directories"
+
+	walk "$alg" ro
+	reads=$(count "$T/walk.log" READ)
+	pushed=$(stat_of push.files)
+	[ "$reads" -le $((nfiles / 3)) ] ||
+		fail "$alg: $reads READ requests for $nfiles files with readahead across files"
+	[ "$pushed" -ge $((nfiles / 2)) ] ||
+		fail "$alg: only $pushed of $nfiles files stored into the page cache"
+	[ "$(count "$T/walk.log" OPEN)" -le 1 ] || fail "$alg: OPEN requests"
+
+	note "$alg: a big file streams through the prefetch workers, two readers at once"
+	czfs_mount "$T/img" "$T/mnt" -o ro
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	want=$(sha256sum <"$T/src/big/mixed")
+	dd if="$T/mnt/big/mixed" bs=128k status=none | sha256sum >"$T/sum1" &
+	dd if="$T/mnt/big/mixed" bs=64k status=none | sha256sum >"$T/sum2"
+	wait $!
+	[ "$(cat "$T/sum1")" = "$want" ] || fail "$alg: first reader's data differ"
+	[ "$(cat "$T/sum2")" = "$want" ] || fail "$alg: second reader's data differ"
+	cmp "$T/src/big/sparse" "$T/mnt/big/sparse" || fail "$alg: sparse file differs"
+	[ ! -s "$T/mnt/big/empty" ] || fail "$alg: empty file has data"
+	"$STAT" "$T/mnt" >"$T/stats" || fail "czfs-stat"
+	pre=$(awk '$1 == "cluster.loads_prefetch" { print $2 }' "$T/stats")
+	[ "${pre:-0}" -gt 0 ] || fail "$alg: no cluster was prefetched (loads_prefetch ${pre:-none})"
+	# a read of a directory or an open for writing is still refused
+	! cat "$T/mnt/tree" 2>/dev/null || fail "$alg: a directory read as a file"
+	! sh -c "echo x >>'$T/mnt/big/empty'" 2>/dev/null || fail "$alg: a write on a read-only mount"
+	czfs_umount "$T/mnt"
+done
+
+# A store can wait for a page under a READ that another FUSE thread must
+# answer: a single-threaded daemon stores nothing, and one with two
+# threads stores in one at most.
+for opt in -s "-o max_threads=2"; do
+	note "a walk with $opt finishes"
+	# shellcheck disable=SC2086 # the option and its value are two words
+	czfs_mount "$T/img" "$T/mnt" -o ro $opt
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	rm -rf "${T:?}/out/"*
+	if ! timeout 120 tar -C "$T/mnt" -cf - . | tar -C "$T/out" -xf -; then
+		czfs_abort "$T/mnt"
+		fail "$opt: the walk did not finish within 120 s"
+	fi
+	diff -r --no-dereference "$T/src" "$T/out" >/dev/null ||
+		fail "$opt: tar's copy differs from the source"
+	czfs_umount "$T/mnt"
+done
+
+note "-o opens=send: every open and close reaches the daemon"
+czfs_mount "$T/img" "$T/mnt" -o ro,opens=send -d
+sync
+echo 3 >/proc/sys/vm/drop_caches
+tar -C "$T/mnt" -cf - . | wc -c >/dev/null
+czfs_log "$T/mnt" >"$T/walk.log"
+opens=$(count "$T/walk.log" OPEN)
+releases=$(count "$T/walk.log" RELEASE)
+[ "$opens" -ge $((nfiles - 1)) ] || fail "opens=send: $opens OPEN requests for $nfiles files"
+[ "$releases" -ge $((nfiles - 1)) ] || fail "opens=send: $releases RELEASE requests"
+compare_trees "$T/src" "$T/mnt"
+czfs_umount "$T/mnt"
+
+note "a read-write mount keeps its opens"
+czfs_mount "$T/img" "$T/mnt" -d
+cat "$T/mnt/big/mixed" >/dev/null
+czfs_log "$T/mnt" >"$T/walk.log"
+[ "$(count "$T/walk.log" OPEN)" -ge 1 ] || fail "rw: no OPEN request"
+czfs_umount "$T/mnt"
+
+note "a bad value is refused"
+! "$FUSE" "$T/img" "$T/mnt" -o ro,opens=maybe 2>"$T/err" || fail "opens=maybe accepted"
+grep -q "opens=maybe" "$T/err" || { cat "$T/err" >&2; fail "no message for opens=maybe"; }
