@@ -29,6 +29,7 @@ static const struct option long_opts[] = {
 static void usage(FILE *f)
 {
 	fputs("Usage: dump.czfs [options] IMAGE [PATH|INODE]\n"
+	      "IMAGE is a path or an http://, https:// or s3:// URL.\n"
 	      "Show a czfs image: the superblock, both checkpoints and image-wide\n"
 	      "statistics (per algorithm: clusters, disk usage, uncompressed and\n"
 	      "referenced bytes, ratio; metadata blocks; inodes by type).  With a\n"

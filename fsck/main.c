@@ -12,6 +12,7 @@
 
 #include "fsck.h"
 #include "log.h"
+#include "url.h"
 #include "util.h"
 
 enum { OPT_FAST = 256, OPT_EXTRACT, OPT_TRIM, OPT_GROW };
@@ -36,6 +37,7 @@ static void usage(FILE *f)
 	fputs("Usage: fsck.czfs [options] IMAGE\n"
 	      "Check a czfs image: superblock, checkpoints, every B-tree node and\n"
 	      "item, every cluster's data, links, directories, the space map.\n"
+	      "IMAGE may be an http://, https:// or s3:// URL (checked read-only).\n"
 	      "  -n, --no-change    check only, change nothing (the default)\n"
 	      "  -y, --yes          repair what is safe to repair: leaked or unmarked\n"
 	      "                     blocks, link counts, counters, lost inodes (into\n"
@@ -121,6 +123,12 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o)
 		fprintf(stderr, "Try 'fsck.czfs --help' for more information.\n");
 	if (!err)
 		o->image = argv[optind];
+	if (!err && czfs_url_kind(o->image) &&
+	    (o->repair || o->trim || o->grow_blocks)) {
+		fprintf(stderr, "fsck.czfs: a URL is read-only: -y/-p, --trim "
+			"and --grow need a local image\n");
+		err = -EINVAL;
+	}
 	return err;
 }
 

@@ -17,6 +17,7 @@
 
 #include "iobatch.h"
 #include "latency.h"
+#include "remote.h"
 #include "window.h"
 
 struct czfs_fs;
@@ -36,7 +37,9 @@ struct czfs_remount;
 enum { CZFS_ATIME_RELATIME, CZFS_ATIME_NOATIME, CZFS_ATIME_STRICT };
 
 struct czfs_mount_opts {
-	char *image;
+	char *image;			/* a path, or a URL (may hold secrets) */
+	char *image_shown;		/* the same for logs and the mount table */
+	struct czfs_remote_opts remote;	/* a URL's: -o remote_*, cafile, s3_* */
 	uint64_t cache_size;		/* page pool cap, bytes */
 	unsigned reserved_pages;	/* erofs-style reserve */
 	unsigned workers;		/* prefetch threads, 0 = online CPUs */

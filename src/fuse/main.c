@@ -17,6 +17,7 @@
 #include "minode.h"
 #include "ops.h"
 #include "pagepool.h"
+#include "remote.h"
 #include "remount.h"
 #include "stream.h"
 #include "utab.h"
@@ -27,6 +28,7 @@
 #define DEFAULT_READAHEAD	(4ull << 20)
 #define DEFAULT_TREE_READAHEAD	(1ull << 20)
 #define DEFAULT_MAX_REQUEST	(512u << 10)
+#define REMOTE_MAX_REQUEST	(4u << 20)	/* measured: bench/remote */
 #define MIN_CACHE_SIZE		(4ull << 20)
 #define RO_TIMEOUT		86400.0	/* an image mounted ro never changes */
 #define RW_TIMEOUT		1.0
@@ -35,7 +37,8 @@
 static const char usage_text[] =
 "usage: czfs-fuse IMAGE MOUNTPOINT [options]\n"
 "\n"
-"Mount the czfs image IMAGE on MOUNTPOINT.\n"
+"Mount the czfs image IMAGE on MOUNTPOINT.  IMAGE may be a URL, http://,\n"
+"https:// or s3://BUCKET/KEY: it is mounted read-only.\n"
 "\n"
 "czfs options:\n"
 "    -o ro                  mount read-only (default: read-write)\n"
@@ -62,7 +65,8 @@ static const char usage_text[] =
 "    -o map_scattered=bounce|slot  vm_map_ram: copy pages that are not one\n"
 "                           run through a buffer (default, measured faster)\n"
 "                           or map them into a slot of the window\n"
-"    -o max_request=SIZE    largest read of the image (default 512k)\n"
+"    -o max_request=SIZE    largest read of the image (default 512k, 4M for\n"
+"                           a URL)\n"
 "    -o unaligned_requests  cut requests from each run's start, not at\n"
 "                           max_request boundaries (for comparison)\n"
 "    -o no_zero_detect      write all-zero clusters as data, not holes (to\n"
@@ -78,6 +82,22 @@ static const char usage_text[] =
 "    -o discard, nodiscard  punch the blocks each checkpoint frees out of\n"
 "                           IMAGE, giving them back to the host (default:\n"
 "                           discard)\n"
+"    -o remote_timeout=SECONDS  a URL: time one request may take (default 30)\n"
+"    -o remote_retries=N    a URL: tries after a failed request, with backoff\n"
+"                           (default 3); then the read fails with EIO\n"
+"    -o cafile=FILE         https: the CA certificates to trust (default: the\n"
+"                           system's, or $CURL_CA_BUNDLE)\n"
+"    -o cache_dir=DIR       a URL: keep fetched pieces in DIR, across mounts\n"
+"                           (checked by CRC, keyed by the image's UUID and\n"
+"                           the object's ETag or Last-Modified)\n"
+"    -o cache_limit=SIZE    the size DIR is held under, least recently used\n"
+"                           pieces evicted first (default 1G)\n"
+"    -o s3_endpoint=URL     s3://: the store's address (default\n"
+"                           $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL or AWS)\n"
+"    -o s3_region=REGION    s3://: the signing region (default $AWS_REGION,\n"
+"                           $AWS_DEFAULT_REGION or us-east-1)\n"
+"    -o s3_style=path|virtual  s3://: ENDPOINT/BUCKET/KEY or BUCKET.HOST/KEY\n"
+"                           (default: virtual on AWS, path elsewhere)\n"
 "    -h, --help             this help\n"
 "    -V, --version          print the version\n"
 "\n";
@@ -86,7 +106,8 @@ enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
        KEY_READAHEAD, KEY_MAP,
        KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM,
        KEY_NOATIME, KEY_RELATIME, KEY_STRICTATIME, KEY_COMPRESS_EXT,
-       KEY_NOCOMPRESS_EXT, KEY_OPENS, KEY_TREE_RA, KEY_COUNT };
+       KEY_NOCOMPRESS_EXT, KEY_OPENS, KEY_TREE_RA, KEY_S3_STYLE,
+       KEY_CACHE_LIMIT, KEY_COUNT };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -108,6 +129,14 @@ static const struct fuse_opt czfs_opts[] = {
 	FUSE_OPT_KEY("readahead=", KEY_READAHEAD),
 	FUSE_OPT_KEY("kernel_readahead=", KEY_KERNEL_RA),
 	CZFS_OPT("commit=%u", commit),
+	CZFS_OPT("remote_timeout=%u", remote.timeout),
+	CZFS_OPT("remote_retries=%d", remote.retries),
+	CZFS_OPT("cafile=%s", remote.cafile),
+	CZFS_OPT("s3_endpoint=%s", remote.s3_endpoint),
+	CZFS_OPT("s3_region=%s", remote.s3_region),
+	FUSE_OPT_KEY("s3_style=", KEY_S3_STYLE),
+	CZFS_OPT("cache_dir=%s", remote.cache_dir),
+	FUSE_OPT_KEY("cache_limit=", KEY_CACHE_LIMIT),
 	FUSE_OPT_KEY("compress=", KEY_COMPRESS),
 	FUSE_OPT_KEY("compress_extension=", KEY_COMPRESS_EXT),
 	FUSE_OPT_KEY("nocompress_extension=", KEY_NOCOMPRESS_EXT),
@@ -185,7 +214,14 @@ static int opt_image(struct czfs_mount_opts *o, const char *arg, int key)
 {
 	if (o->image)
 		return 1;
+	if (czfs_url_kind(arg) != CZFS_URL_NONE) {
+		o->image = strdup(arg);
+		o->image_shown = czfs_url_redact(arg);
+		o->ro = true;		/* a URL is read-only */
+		return o->image && o->image_shown ? 0 : -1;
+	}
 	o->image = realpath(arg, NULL);
+	o->image_shown = o->image ? strdup(o->image) : NULL;
 	if (!o->image) {
 		fprintf(stderr, "czfs-fuse: %s: %s\n", arg, strerror(errno));
 		return -1;
@@ -255,6 +291,21 @@ static int opt_max_request(struct czfs_mount_opts *o, const char *arg, int key)
 	return 0;
 }
 
+static int opt_s3_style(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	bool virt;
+
+	if (parse_choice(arg, "path", "virtual", &virt))
+		return -1;
+	o->remote.s3_style = virt ? CZFS_S3_STYLE_VIRTUAL : CZFS_S3_STYLE_PATH;
+	return 0;
+}
+
+static int opt_cache_limit(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	return parse_size_opt(arg, &o->remote.cache_limit);
+}
+
 static int opt_atime(struct czfs_mount_opts *o, const char *arg, int key)
 {
 	o->atime = key == KEY_NOATIME ? CZFS_ATIME_NOATIME :
@@ -276,7 +327,12 @@ static int opt_nocompress_ext(struct czfs_mount_opts *o, const char *arg,
 
 static int opt_ro(struct czfs_mount_opts *o, const char *arg, int key)
 {
-	o->ro = key == KEY_RO;
+	if (key == KEY_RW && o->image && czfs_url_kind(o->image)) {
+		fprintf(stderr, "czfs-fuse: %s: a URL mounts read-only only\n",
+			o->image_shown);
+		return -1;
+	}
+	o->ro = key == KEY_RO || (o->image && czfs_url_kind(o->image));
 	return 0;
 }
 
@@ -325,6 +381,8 @@ static opt_fn *const opt_handlers[KEY_COUNT] = {
 	[KEY_STRICTATIME] = opt_atime,
 	[KEY_COMPRESS_EXT] = opt_compress_ext,
 	[KEY_NOCOMPRESS_EXT] = opt_nocompress_ext,
+	[KEY_S3_STYLE] = opt_s3_style,
+	[KEY_CACHE_LIMIT] = opt_cache_limit,
 };
 
 static int opt_proc(void *data, const char *arg, int key,
@@ -421,6 +479,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 		.flags = (dm->opts.ro ? CZFS_OPEN_RDONLY | CZFS_OPEN_NOSMAP : 0) |
 			 (dm->opts.direct_io ? CZFS_OPEN_DIRECT : 0) |
 			 (dm->opts.nodiscard ? 0 : CZFS_OPEN_DISCARD),
+		.remote = &dm->opts.remote,
 	};
 	int err;
 
@@ -510,7 +569,7 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 		goto out_signals;
 	dm->mountpoint = realpath(cli->mountpoint, NULL);
 	if (dm->mountpoint)
-		czfs_utab_register(dm->opts.image, dm->mountpoint);
+		czfs_utab_register(dm->opts.image_shown, dm->mountpoint);
 	if (fuse_daemonize(cli->foreground))
 		goto out_unmount;
 	if (!cli->foreground)
@@ -575,7 +634,7 @@ int main(int argc, char *argv[])
 			  .tree_readahead = DEFAULT_TREE_READAHEAD,
 			  .kernel_readahead = 1u << 20,
 			  .map = CZFS_MAP_VM_MAP_RAM,
-			  .max_request = DEFAULT_MAX_REQUEST,
+			  .remote = { .retries = -1 },
 			  .commit = DEFAULT_COMMIT,
 			  .alg = -1 },
 	};
@@ -585,6 +644,10 @@ int main(int argc, char *argv[])
 	czfs_log_set_sink(czfs_log_stderr, CZFS_LOG_INFO);
 	if (fuse_opt_parse(&args, &dm.opts, czfs_opts, opt_proc))
 		goto out_args;
+	/* fuse_opt_parse copied the arguments: a URL's credentials leave
+	 * the process title (/proc/PID/cmdline shows argv). */
+	for (int i = 1; i < argc; i++)
+		czfs_url_redact_inplace(argv[i]);
 	if (dm.opts.show_version) {
 		printf("czfs-fuse (czfs) %s\nFUSE library version %s\n",
 		       CZFS_VERSION, fuse_pkgversion());
@@ -610,7 +673,10 @@ int main(int argc, char *argv[])
 		goto out_args;
 	}
 	dm.attr_timeout = dm.opts.ro ? RO_TIMEOUT : RW_TIMEOUT;
-	if (add_mount_opts(&args, dm.opts.image, dm.opts.ro))
+	if (!dm.opts.max_request)
+		dm.opts.max_request = czfs_url_kind(dm.opts.image) ?
+				      REMOTE_MAX_REQUEST : DEFAULT_MAX_REQUEST;
+	if (add_mount_opts(&args, dm.opts.image_shown, dm.opts.ro))
 		goto out_args;
 	/* A FUSE read holds its clusters: keep reads well inside the pool. */
 	dm.opts.kernel_readahead = MIN(dm.opts.kernel_readahead,
@@ -618,7 +684,8 @@ int main(int argc, char *argv[])
 	if (daemon_setup(&dm) == 0)
 		ret = run_session(&dm, &args, &cli);
 	else
-		fprintf(stderr, "czfs-fuse: cannot mount %s\n", dm.opts.image);
+		fprintf(stderr, "czfs-fuse: cannot mount %s\n",
+			dm.opts.image_shown);
 	daemon_teardown(&dm);
 out_args:
 	for (unsigned i = 0; i < dm.opts.n_compress_ext; i++)
@@ -626,6 +693,11 @@ out_args:
 	for (unsigned i = 0; i < dm.opts.n_nocompress_ext; i++)
 		free(dm.opts.nocompress_ext[i]);
 	free(dm.opts.image);
+	free(dm.opts.image_shown);
+	free((char *)dm.opts.remote.cafile);
+	free((char *)dm.opts.remote.cache_dir);
+	free((char *)dm.opts.remote.s3_endpoint);
+	free((char *)dm.opts.remote.s3_region);
 	free(dm.mountpoint);
 	free(cli.mountpoint);
 	fuse_opt_free_args(&args);

@@ -15,6 +15,7 @@
 #include "daemon.h"
 #include "fs.h"
 #include "pagepool.h"
+#include "remote.h"
 #include "stats.h"
 #include "window.h"
 
@@ -105,6 +106,37 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 		    ld(&b->read_hist[i]));
 }
 
+static unsigned long long rld(const atomic_ullong *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* A remote image's requests (none for a file); the URL without secrets. */
+static void remote_stats(struct out *o, struct czfs_daemon *dm)
+{
+	const struct czfs_remote_stats *r = czfs_bdev_remote_stats(dm->fs->bdev);
+	unsigned long long reqs;
+
+	if (!r)
+		return;
+	reqs = rld(&r->requests);
+	put(o, "remote.url %s\n", dm->opts.image_shown);
+	put(o, "remote.requests %llu\nremote.bytes %llu\n"
+	    "remote.bytes_per_request %llu\nremote.retries %llu\n"
+	    "remote.errors %llu\n", reqs, rld(&r->bytes),
+	    reqs ? rld(&r->bytes) / reqs : 0,
+	    rld(&r->retries), rld(&r->errors));
+	put(o, "remote.cache_hits %llu\nremote.cache_misses %llu\n"
+	    "remote.cache_bytes %llu\n", rld(&r->cache_hits),
+	    rld(&r->cache_misses),
+	    rld(&r->cache_bytes));
+	put(o, "remote.latency_p50_us %llu\nremote.latency_p90_us %llu\n"
+	    "remote.latency_p99_us %llu\n",
+	    (unsigned long long)czfs_remote_latency_pct(r, 50),
+	    (unsigned long long)czfs_remote_latency_pct(r, 90),
+	    (unsigned long long)czfs_remote_latency_pct(r, 99));
+}
+
 static void window_stats(struct out *o, struct czfs_daemon *dm)
 {
 	struct czfs_window_stats *w = (struct czfs_window_stats *)czfs_win_stats(dm->wc);
@@ -150,5 +182,6 @@ size_t czfs_fuse_stats_format(struct czfs_daemon *dm, char *buf, size_t size)
 	window_stats(&o, dm);
 	cache_stats(&o, dm);
 	backing_stats(&o, dm);
+	remote_stats(&o, dm);
 	return o.len;
 }

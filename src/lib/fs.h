@@ -15,6 +15,8 @@
 #include "spacemap.h"
 #include "super.h"
 
+struct czfs_remote_opts;
+
 struct czfs_bdev;
 struct czfs_codec;
 struct czfs_cluster_info;
@@ -32,6 +34,8 @@ struct czfs_stored;
 struct czfs_fs_opts {
 	unsigned flags;			/* CZFS_OPEN_* */
 	unsigned node_cache_nodes;	/* 0 = default (16384 nodes, 64 MiB) */
+	const struct czfs_remote_opts *remote;	/* a URL's options, NULL =
+						 * defaults (remote.h) */
 };
 
 struct czfs_fs {
@@ -58,6 +62,8 @@ struct czfs_fs {
  * root node, space map, root inode is a directory.  With CZFS_OPEN_DISCARD
  * the free ranges are then punched out of the image (discard.h).  Returns 0, the errors
  * of those checks, or the open(2) errno.
+ * A path that is a URL (url.h) opens a remote device (remote.h, with
+ * opts->remote) read-only, whatever the flags ask, and without a lock.
  */
 int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
 		 struct czfs_fs **out);

@@ -22,10 +22,15 @@ INTEGRATION_TESTS = \
 	tests/integration/fsck_clean.sh \
 	tests/integration/fsck_damage.sh \
 	tests/integration/dump.sh \
-	tests/integration/rw_basic.sh
+	tests/integration/rw_basic.sh \
+	tests/integration/remote_http.sh \
+	tests/integration/remote_cache.sh \
+	tests/integration/remote_faults.sh \
+	tests/integration/remote_s3.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
-	tests/integration/mktree.sh
+	tests/integration/mktree.sh tests/integration/remotelib.sh \
+	tests/integration/faultproxy.py tests/integration/s3server.py
 
 include tests/integration/mkfs.mk
 include tests/integration/rw.mk

@@ -25,7 +25,9 @@ UNIT_TESTS = \
 	tests/unit/check_commit \
 	tests/unit/check_update \
 	tests/unit/check_acl \
-	tests/unit/check_imagelock
+	tests/unit/check_imagelock \
+	tests/unit/check_url \
+	tests/unit/check_rcache
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 

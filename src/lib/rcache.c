@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/* The on-disk range cache of remote images (see rcache.h). */
+#include "config.h"
+
+#include <dirent.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "rcache.h"
+#include "util.h"
+
+/* One chunk file of dir, for the LRU. */
+struct entry {
+	char *name;			/* "KEY/OFFSET" below dir */
+	uint64_t bytes;
+	uint64_t used;			/* the use time: mtime, ns */
+};
+
+struct czfs_rcache {
+	int dirfd;			/* dir */
+	char *key;
+	uint64_t limit, total;
+	pthread_mutex_t lock;		/* the entries */
+	struct entry *e;
+	size_t n, cap;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+void czfs_rcache_key(const uint8_t uuid[16], const char *identity,
+		     uint64_t size, char *out, size_t cap)
+{
+	char id[40];
+	size_t k = 0;
+
+	/* A readable, safe part of the identity; its CRC tells apart two
+	 * that differ only in the characters cut. */
+	for (const char *p = identity; *p && k < sizeof(id) - 1; p++)
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '-')
+			id[k++] = *p;
+	id[k] = '\0';
+	snprintf(out, cap, "%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x"
+		 "%02x%02x%02x%02x-%s-%08x-%llx", uuid[0], uuid[1], uuid[2],
+		 uuid[3], uuid[4], uuid[5], uuid[6], uuid[7], uuid[8], uuid[9],
+		 uuid[10], uuid[11], uuid[12], uuid[13], uuid[14], uuid[15], id,
+		 czfs_crc32c(0, identity, strlen(identity)),
+		 (unsigned long long)size);
+}
+
+static int add_entry(struct czfs_rcache *rc, const char *name, uint64_t bytes,
+		     uint64_t used)
+{
+	if (rc->n == rc->cap) {
+		size_t cap = rc->cap ? rc->cap * 2 : 256;
+		struct entry *e = realloc(rc->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		rc->e = e;
+		rc->cap = cap;
+	}
+	rc->e[rc->n].name = strdup(name);
+	if (!rc->e[rc->n].name)
+		return -ENOMEM;
+	rc->e[rc->n].bytes = bytes;
+	rc->e[rc->n].used = used;
+	rc->n++;
+	rc->total += bytes;
+	return 0;
+}
+
+/* The chunks of one key directory of dir, into the LRU. */
+static int scan_key(struct czfs_rcache *rc, const char *key)
+{
+	int fd = openat(rc->dirfd, key, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	if (fd < 0)
+		return 0;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while (!err && (de = readdir(d))) {
+		char name[512];
+		struct stat st;
+
+		if (de->d_name[0] == '.' ||
+		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		snprintf(name, sizeof(name), "%s/%s", key, de->d_name);
+		err = add_entry(rc, name, (uint64_t)st.st_size,
+				(uint64_t)st.st_mtim.tv_sec * 1000000000 +
+				(uint64_t)st.st_mtim.tv_nsec);
+	}
+	closedir(d);
+	return err;
+}
+
+static int scan(struct czfs_rcache *rc)
+{
+	int fd = dup(rc->dirfd);
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while (!err && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			err = scan_key(rc, de->d_name);
+	closedir(d);
+	return err;
+}
+
+/* Remove the least recently used entries until dir fits. Lock held. */
+static void evict(struct czfs_rcache *rc)
+{
+	while (rc->total > rc->limit && rc->n) {
+		size_t old = 0;
+
+		for (size_t i = 1; i < rc->n; i++)
+			if (rc->e[i].used < rc->e[old].used)
+				old = i;
+		unlinkat(rc->dirfd, rc->e[old].name, 0);
+		rc->total -= rc->e[old].bytes;
+		free(rc->e[old].name);
+		rc->e[old] = rc->e[--rc->n];
+	}
+}
+
+int czfs_rcache_open(const char *dir, uint64_t limit, const char *key,
+		     struct czfs_rcache **out)
+{
+	struct czfs_rcache *rc;
+	int err = 0;
+
+	if (!*key || strchr(key, '/') || key[0] == '.')
+		return -EINVAL;
+	rc = calloc(1, sizeof(*rc));
+	if (!rc)
+		return -ENOMEM;
+	pthread_mutex_init(&rc->lock, NULL);
+	rc->limit = limit;
+	rc->dirfd = -1;
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		err = -errno;
+	if (!err && (rc->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		err = -errno;
+	if (!err && mkdirat(rc->dirfd, key, 0700) && errno != EEXIST)
+		err = -errno;
+	if (!err && !(rc->key = strdup(key)))
+		err = -ENOMEM;
+	if (!err)
+		err = scan(rc);
+	if (err) {
+		czfs_rcache_close(rc);
+		return err;
+	}
+	pthread_mutex_lock(&rc->lock);
+	evict(rc);		/* a smaller limit than last time */
+	pthread_mutex_unlock(&rc->lock);
+	*out = rc;
+	return 0;
+}
+
+static void chunk_name(const struct czfs_rcache *rc, uint64_t off, char *out,
+		       size_t cap)
+{
+	snprintf(out, cap, "%s/%012llx", rc->key, (unsigned long long)off);
+}
+
+/* A hit is a use: the entry and the file's mtime say when. */
+static void touch(struct czfs_rcache *rc, const char *name)
+{
+	uint64_t t = now_ns();
+
+	pthread_mutex_lock(&rc->lock);
+	for (size_t i = 0; i < rc->n; i++)
+		if (!strcmp(rc->e[i].name, name)) {
+			rc->e[i].used = t;
+			break;
+		}
+	pthread_mutex_unlock(&rc->lock);
+	utimensat(rc->dirfd, name, NULL, 0);
+}
+
+/* Take name's entry out of the LRU (the file stays). Lock held. */
+static void drop_locked(struct czfs_rcache *rc, const char *name)
+{
+	for (size_t i = 0; i < rc->n; i++)
+		if (!strcmp(rc->e[i].name, name)) {
+			rc->total -= rc->e[i].bytes;
+			free(rc->e[i].name);
+			rc->e[i] = rc->e[--rc->n];
+			break;
+		}
+}
+
+static void forget(struct czfs_rcache *rc, const char *name)
+{
+	pthread_mutex_lock(&rc->lock);
+	unlinkat(rc->dirfd, name, 0);
+	drop_locked(rc, name);
+	pthread_mutex_unlock(&rc->lock);
+}
+
+int czfs_rcache_get(struct czfs_rcache *rc, uint64_t off, void *buf,
+		    size_t len)
+{
+	char name[512];
+	uint8_t tail[5];
+	uint32_t crc;
+	ssize_t n;
+	int fd;
+
+	chunk_name(rc, off, name, sizeof(name));
+	fd = openat(rc->dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	n = pread(fd, buf, len, 0);
+	/* exactly len bytes and the CRC: a longer or shorter file is not it */
+	if (n == (ssize_t)len && pread(fd, tail, sizeof(tail), (off_t)len) == 4) {
+		memcpy(&crc, tail, 4);
+		if (le32toh(crc) == czfs_crc32c(0, buf, len)) {
+			close(fd);
+			touch(rc, name);
+			return 0;
+		}
+	}
+	close(fd);
+	forget(rc, name);
+	return -ENOENT;
+}
+
+void czfs_rcache_willneed(struct czfs_rcache *rc, uint64_t off)
+{
+	char name[512];
+	int fd;
+
+	chunk_name(rc, off, name, sizeof(name));
+	fd = openat(rc->dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+		close(fd);
+	}
+}
+
+int czfs_rcache_has(struct czfs_rcache *rc, uint64_t off)
+{
+	char name[512];
+
+	chunk_name(rc, off, name, sizeof(name));
+	return faccessat(rc->dirfd, name, F_OK, 0) == 0;
+}
+
+/* Write the chunk file whole under a temporary name, then rename it in:
+ * a crash or a full disk never leaves a cut chunk under the real name. */
+static int write_chunk(struct czfs_rcache *rc, const char *name,
+		       const void *buf, size_t len)
+{
+	uint32_t crc = htole32(czfs_crc32c(0, buf, len));
+	char tmp[600];
+	int fd, err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d-%lx", name, (int)getpid(),
+		 (unsigned long)pthread_self());
+	fd = openat(rc->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (pwrite(fd, buf, len, 0) != (ssize_t)len ||
+	    pwrite(fd, &crc, 4, (off_t)len) != 4)
+		err = -EIO;
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && renameat(rc->dirfd, tmp, rc->dirfd, name))
+		err = -errno;
+	if (err)
+		unlinkat(rc->dirfd, tmp, 0);
+	return err;
+}
+
+void czfs_rcache_put(struct czfs_rcache *rc, uint64_t off, const void *buf,
+		     size_t len)
+{
+	char name[512];
+
+	chunk_name(rc, off, name, sizeof(name));
+	if (len + 4 > rc->limit || write_chunk(rc, name, buf, len))
+		return;
+	pthread_mutex_lock(&rc->lock);
+	drop_locked(rc, name);		/* another thread stored it too */
+	if (add_entry(rc, name, len + 4, now_ns()))
+		unlinkat(rc->dirfd, name, 0);
+	evict(rc);
+	pthread_mutex_unlock(&rc->lock);
+}
+
+void czfs_rcache_close(struct czfs_rcache *rc)
+{
+	if (!rc)
+		return;
+	for (size_t i = 0; i < rc->n; i++)
+		free(rc->e[i].name);
+	free(rc->e);
+	free(rc->key);
+	if (rc->dirfd >= 0)
+		close(rc->dirfd);
+	pthread_mutex_destroy(&rc->lock);
+	free(rc);
+}
