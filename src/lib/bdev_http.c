@@ -259,6 +259,10 @@ static int try_request(struct http_bdev *hb, CURL *h, struct sink *s,
 		snprintf(why, whylen, "the server ignores range requests");
 		return -EIO;
 	}
+	if (rc == CURLE_SSL_CACERT_BADFILE) {	/* no trust store: retrying cannot help */
+		snprintf(why, whylen, "no CA certificates to check the server's certificate against (install ca-certificates, or give -o cafile=FILE)");
+		return -EIO;
+	}
 	if (rc != CURLE_OK) {
 		snprintf(why, whylen, "%s", curl_easy_strerror(rc));
 		return rc == CURLE_PEER_FAILED_VERIFICATION ||
