@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "bdev.h"
@@ -26,6 +27,7 @@ const char *dump_kind_name(unsigned kind)
 		[CZFS_CLUSTER_INLINE] = "inline",
 		[CZFS_CLUSTER_INLINE_COMPRESSED] = "inline-compressed",
 		[CZFS_CLUSTER_RESERVED] = "reserved",
+		[CZFS_CLUSTER_PACKED] = "packed",
 	};
 
 	return kind < ARRAY_SIZE(names) ? names[kind] : "unknown";
@@ -109,7 +111,7 @@ static int show_xattrs(struct dump_ctx *d, uint64_t ino)
 struct cluster_walk {
 	struct dump_ctx *d;
 	const struct czfs_inode_info *ii;
-	uint64_t count[CZFS_CLUSTER_RESERVED + 1];
+	uint64_t count[CZFS_CLUSTER_PACKED + 1];
 	uint64_t damaged;
 	void *blk;
 };
@@ -122,6 +124,9 @@ static uint64_t stored_bytes(struct cluster_walk *w,
 
 	if (ci->kind == CZFS_CLUSTER_RAW)
 		return (uint64_t)ci->nblocks * CZFS_BLOCK_SIZE;
+	if (ci->kind == CZFS_CLUSTER_PACKED)	/* its share of the pack */
+		return ci->pack_ulen ? (uint64_t)ci->nblocks * CZFS_BLOCK_SIZE *
+				       ci->ulen / ci->pack_ulen : 0;
 	if (ci->kind != CZFS_CLUSTER_COMPRESSED)
 		return ci->inline_len;
 	if (czfs_bdev_read(w->d->fs->bdev, w->blk, CZFS_BLOCK_SIZE,
@@ -189,6 +194,8 @@ static int show_clusters(struct dump_ctx *d, const struct czfs_inode_info *ii)
 	free(w.blk);
 	dout_obj(&d->out, "cluster_counts");
 	for (unsigned k = CZFS_CLUSTER_RAW; k < ARRAY_SIZE(w.count); k++) {
+		if (!strcmp(dump_kind_name(k), "unknown"))
+			continue;
 		dout_u64(&d->out, dump_kind_name(k), w.count[k]);
 		total += w.count[k];
 	}

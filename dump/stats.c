@@ -10,12 +10,14 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "cluster.h"
 #include "compress.h"
 #include "dump.h"
 #include "inode.h"
+#include "pack.h"
 #include "util.h"
 #include "xattr.h"
 
@@ -26,7 +28,10 @@ struct alg_stats {
 struct stats {
 	struct dump_ctx *d;
 	struct alg_stats alg[CZFS_ALG_MAX + 1];
-	uint64_t kinds[CZFS_CLUSTER_RESERVED + 1];
+	uint64_t kinds[CZFS_CLUSTER_PACKED + 1];
+	/* packs: their count and blocks; the packed clusters' bytes and the
+	 * blocks they would take each stored raw on its own */
+	uint64_t packs, pack_blocks, pack_ulen, packed_bytes, packed_alone;
 	uint64_t files, dirs, symlinks, special, inodes;
 	uint64_t apparent;		/* sizes of files and symlinks */
 	uint64_t nodes, leaves, bad_nodes, bad_items;
@@ -97,11 +102,35 @@ static void stat_cluster(struct stats *s, const struct czfs_key *key,
 		return;		/* no data: only space promised */
 	a = &s->alg[ci.alg];
 	a->clusters++;
+	if (ci.kind == CZFS_CLUSTER_PACKED) {	/* blocks: at its PACK item */
+		s->packed_bytes += ci.ulen;
+		s->packed_alone += DIV_ROUND_UP(ci.ulen, CZFS_BLOCK_SIZE);
+		a->ulen += ci.ulen;
+		a->referenced += span;
+		return;
+	}
 	a->disk_blocks += ci.nblocks;
 	a->stored_bytes += ci.nblocks ? (uint64_t)ci.nblocks * CZFS_BLOCK_SIZE :
 			   ci.inline_len;
 	a->ulen += ci.ulen;
 	a->referenced += span;
+}
+
+static void stat_pack(struct stats *s, const struct czfs_key *key,
+		      const void *val, unsigned len)
+{
+	struct czfs_pack_info p;
+
+	if (czfs_pack_item_decode(key->offset, val, len,
+				  s->d->fs->cp.max_blocks, &p)) {
+		s->bad_items++;
+		return;
+	}
+	s->packs++;
+	s->pack_blocks += p.nblocks;
+	s->pack_ulen += p.ulen;
+	s->alg[p.alg].disk_blocks += p.nblocks;
+	s->alg[p.alg].stored_bytes += (uint64_t)p.nblocks * CZFS_BLOCK_SIZE;
 }
 
 static void stat_item(struct stats *s, const struct czfs_key *key,
@@ -116,6 +145,9 @@ static void stat_item(struct stats *s, const struct czfs_key *key,
 		break;
 	case CZFS_ITEM_CLUSTER:
 		stat_cluster(s, key, val, len);
+		break;
+	case CZFS_ITEM_PACK:
+		stat_pack(s, key, val, len);
 		break;
 	default:
 		break;
@@ -226,7 +258,19 @@ static void show_counts(struct stats *s)
 	dout_obj_end(o);
 	dout_obj(o, "clusters");
 	for (unsigned k = CZFS_CLUSTER_RAW; k < ARRAY_SIZE(s->kinds); k++)
-		dout_u64(o, dump_kind_name(k), s->kinds[k]);
+		if (strcmp(dump_kind_name(k), "unknown"))
+			dout_u64(o, dump_kind_name(k), s->kinds[k]);
+	dout_obj_end(o);
+	if (!s->packs)
+		return;
+	dout_obj(o, "packs");
+	dout_u64(o, "count", s->packs);
+	dout_u64(o, "blocks", s->pack_blocks);
+	dout_u64(o, "bytes", s->pack_ulen);
+	dout_u64(o, "packed_bytes", s->packed_bytes);	/* dedup: > bytes */
+	dout_u64(o, "blocks_alone", s->packed_alone);
+	dout_u64(o, "blocks_saved",
+		 s->packed_alone - MIN(s->packed_alone, s->pack_blocks));
 	dout_obj_end(o);
 }
 

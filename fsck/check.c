@@ -8,6 +8,7 @@
 
 #include "compress.h"
 #include "fsck.h"
+#include "pack.h"
 #include "util.h"
 
 int fsck_ctx_init(struct fsck_ctx *c)
@@ -18,6 +19,7 @@ int fsck_ctx_init(struct fsck_ctx *c)
 	c->fixes = FSCK_VEC(struct fsck_fix);
 	c->leaked = FSCK_VEC(struct fsck_range);
 	c->unmarked = FSCK_VEC(struct fsck_range);
+	c->pack_fixes = FSCK_VEC(struct czfs_pack_info);
 	c->codec = czfs_codec_new();
 	c->scratch = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_MAX_CLUSTER_SIZE);
 	c->data = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_MAX_CLUSTER_SIZE);
@@ -37,6 +39,8 @@ void fsck_ctx_free(struct fsck_ctx *c)
 	fsck_vec_free(&c->fixes);
 	fsck_vec_free(&c->leaked);
 	fsck_vec_free(&c->unmarked);
+	fsck_vec_free(&c->pack_fixes);
+	free(c->packs);
 }
 
 /* Clusters and inodes need features the superblock must announce to old
@@ -55,6 +59,9 @@ static void check_features(struct fsck_ctx *c)
 	if (missing & CZFS_FEATURE_INCOMPAT_PREALLOC)
 		fsck_fixable(c, "superblock: reserved clusters, but no "
 			     "prealloc feature bit");
+	if (missing & CZFS_FEATURE_INCOMPAT_PACKED)
+		fsck_fixable(c, "superblock: packed clusters, but no "
+			     "packed feature bit");
 }
 
 int fsck_check(struct fsck_ctx *c)
@@ -69,6 +76,7 @@ int fsck_check(struct fsck_ctx *c)
 	fsck_progress_end(c);
 	if (err)
 		return err;
+	fsck_packs_finish(c);
 	check_features(c);
 	err = fsck_check_links(c);
 	if (!err)

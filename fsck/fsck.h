@@ -9,6 +9,7 @@
  *   items.c     every item: inodes, entries, xattrs, clusters and data
  *   links.c     link counts, reachability, directory structure, counters
  *   space.c     blocks referenced against the space map
+ *   packs.c     shared packs: PACKED clusters against PACK items
  *   repair.c    the safe repairs, in one transaction
  *   extract.c   --extract: the tree written out with its metadata
  *   report.c    problem messages and counts; progress line
@@ -134,6 +135,9 @@ struct fsck_ctx {
 	uint32_t incompat_used;		/* features clusters and inodes need */
 	uint64_t prealloc_found;	/* blocks all RESERVED clusters promise */
 	bool prealloc_unknown;		/* a damaged cluster item may be one */
+	struct fsck_pack *packs;	/* packs.c: a table by blkaddr */
+	size_t packs_cap, packs_n;
+	struct fsck_vec pack_fixes;	/* struct czfs_pack_info: refs to set */
 
 	/* problems found, and the plan to repair them */
 	unsigned long errors;		/* cannot be repaired */
@@ -252,6 +256,20 @@ int fsck_space_init(struct fsck_ctx *c);
 
 /* Compare references with the space map; plan leaked/unmarked repairs. */
 void fsck_check_space(struct fsck_ctx *c);
+
+/* ---- packs.c ----------------------------------------------------------- */
+
+struct czfs_cluster_info;
+/* A PACKED cluster of ino: count it against its pack.  0 or -ENOMEM. */
+int fsck_pack_cluster(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
+		      const struct czfs_cluster_info *ci);
+/* A PACK item (after every cluster, in key order).  0 or -ENOMEM. */
+int fsck_pack_item(struct fsck_ctx *c, const struct czfs_key *key,
+		   const void *val, unsigned len);
+/* After the walk: packs used without a PACK item. */
+void fsck_packs_finish(struct fsck_ctx *c);
+/* -y: set the planned refs (inside the repair's transaction). 0/-errno. */
+int fsck_repair_packs(struct fsck_ctx *c);
 
 /* ---- repair.c ---------------------------------------------------------- */
 

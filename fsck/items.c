@@ -384,7 +384,12 @@ static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 	c->incompat_used |= czfs_alg_feature(ci.alg);
 	if (c->cur)
 		c->cur->inline_found += ci.inline_len;
-	if (ci.nblocks) {
+	if (ci.kind == CZFS_CLUSTER_PACKED) {	/* blocks: the PACK item's */
+		int err = fsck_pack_cluster(c, ino, idx, &ci);
+
+		if (err)
+			return err;
+	} else if (ci.nblocks) {
 		if (c->cur)
 			c->cur->blocks_found += ci.nblocks;
 		if (!fsck_ref(c, ci.blkaddr, ci.nblocks, "cluster", ino)) {
@@ -437,6 +442,8 @@ int fsck_item(struct fsck_ctx *c, const struct czfs_key *key,
 	if (key->objectid == CZFS_ORPHAN_OBJECTID ||
 	    key->type == CZFS_ITEM_ORPHAN)
 		return item_orphan(c, key, len);
+	if (key->objectid == CZFS_PACK_OBJECTID || key->type == CZFS_ITEM_PACK)
+		return fsck_pack_item(c, key, val, len);
 	if (key->objectid != c->cur_objectid)
 		next_objectid(c, key);
 	switch (key->type) {

@@ -8,7 +8,8 @@ FSCK_CHECK_SOURCES = \
 	fsck/walk.c \
 	fsck/items.c \
 	fsck/links.c \
-	fsck/space.c
+	fsck/space.c \
+	fsck/packs.c
 sbin_PROGRAMS += fsck/fsck.czfs
 fsck_fsck_czfs_SOURCES = \
 	fsck/main.c \

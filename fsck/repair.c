@@ -248,6 +248,8 @@ static int repair_all(struct repair *r)
 	if (!err)
 		err = repair_space(r);
 	if (!err)
+		err = fsck_repair_packs(r->c);
+	if (!err)
 		err = repair_inodes(r);
 	if (!err && r->attach)
 		err = repair_attach(r);

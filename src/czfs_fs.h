@@ -29,6 +29,7 @@
  *   (ino,  DENTRY,  namehash)     czfs_dentry records (directories)
  *   (ino,  CLUSTER, index)        struct czfs_cluster [+ inline payload]
  *   (0,    ORPHAN,  ino)          empty: inode unlinked while open
+ *   (PACK, PACK,   blkaddr)      struct czfs_pack: a shared pack of tails
  */
 #ifndef CZFS_FS_H
 #define CZFS_FS_H
@@ -84,10 +85,16 @@
  * refuses the cluster kind and field, and an older writer would not
  * honour the space they set aside */
 #define CZFS_FEATURE_INCOMPAT_PREALLOC	0x00000008u
+/* (0x10 is taken by the random-write work) */
+/* PACKED clusters and PACK items: small files and tails share packs; an
+ * older decoder refuses the kind, and an older writer would free a pack's
+ * blocks while other files still use them */
+#define CZFS_FEATURE_INCOMPAT_PACKED	0x00000020u
 #define CZFS_FEATURE_INCOMPAT_SUPP	(CZFS_FEATURE_INCOMPAT_LZ4 | \
 					 CZFS_FEATURE_INCOMPAT_ZSTD | \
 					 CZFS_FEATURE_INCOMPAT_ATTR_FLAGS | \
-					 CZFS_FEATURE_INCOMPAT_PREALLOC)
+					 CZFS_FEATURE_INCOMPAT_PREALLOC | \
+					 CZFS_FEATURE_INCOMPAT_PACKED)
 /* every inode's inline_bytes counts its inline cluster payloads */
 #define CZFS_FEATURE_RO_COMPAT_INLINE_BYTES	0x00000001u
 #define CZFS_FEATURE_RO_COMPAT_SUPP	CZFS_FEATURE_RO_COMPAT_INLINE_BYTES
@@ -198,10 +205,13 @@ enum czfs_item_type {
 	CZFS_ITEM_DENTRY	= 3,
 	CZFS_ITEM_CLUSTER	= 4,
 	CZFS_ITEM_ORPHAN	= 5,
-	CZFS_ITEM_TYPE_MAX	= 5,
+	CZFS_ITEM_PACK		= 6,
+	CZFS_ITEM_TYPE_MAX	= 6,
 };
 
 #define CZFS_ORPHAN_OBJECTID	0ull
+/* PACK items sort after every inode's items (above CZFS_MAX_INO) */
+#define CZFS_PACK_OBJECTID	0xffffffffffffffffull
 #define CZFS_KEY_OFFSET_BITS	56
 #define CZFS_KEY_OFFSET_MASK	((1ull << CZFS_KEY_OFFSET_BITS) - 1)
 
@@ -354,6 +364,8 @@ enum czfs_cluster_kind {
 	CZFS_CLUSTER_INLINE		= 3,	/* raw bytes in the item */
 	CZFS_CLUSTER_INLINE_COMPRESSED	= 4,	/* compressed bytes in the item */
 	CZFS_CLUSTER_RESERVED		= 5,	/* no data yet: prealloc promised */
+	/* 6 is taken by the random-write work */
+	CZFS_CLUSTER_PACKED		= 7,	/* a byte range of a shared pack */
 };
 
 #define CZFS_INLINE_MAX		2048	/* largest inline payload */
@@ -373,6 +385,43 @@ struct czfs_cluster {
 					 * others 0, or 1..64 if ulen < the
 					 * cluster size */
 	/* inline kinds: payload follows, item size - 24 bytes */
+};
+
+/*
+ * A PACKED cluster (INCOMPAT_PACKED): its bytes are a range of a *pack*,
+ * one blob of up to CZFS_PACK_MAX_ULEN bytes made of many files' small
+ * clusters (small files, tails) stored together at blkaddr, compressed
+ * (alg != 0: stored as a COMPRESSED cluster of pack_ulen bytes would be,
+ * header and all) or raw (alg 0: as a RAW cluster).  The struct's alg,
+ * nblocks, checksum and blkaddr describe the pack exactly as a RAW or
+ * COMPRESSED item of ulen pack_ulen would, so a reader needs no other
+ * item; ulen is the cluster's own bytes, at offset in the decoded pack.
+ * The item is the struct followed by struct czfs_cluster_packed (40
+ * bytes).  A packed cluster counts no blocks in its inode's blocks: the
+ * pack's blocks are owned by the PACK item, which counts its references.
+ */
+#define CZFS_PACK_MAX_ULEN	CZFS_MAX_CLUSTER_SIZE
+
+struct czfs_cluster_packed {
+	__le32 offset;			/* of the cluster's bytes in the pack */
+	__le32 pack_ulen;		/* decoded pack bytes, 1..256 KiB */
+	__le64 reserved;		/* zero */
+};
+
+/*
+ * (CZFS_PACK_OBJECTID, PACK, blkaddr): one per pack.  refs counts the
+ * PACKED items that point at blkaddr (identical clusters may share one
+ * range: each counts); the pack's nblocks blocks are freed, and the item
+ * deleted, in the transaction that drops the last one.
+ */
+struct czfs_pack {
+	__le32 refs;			/* >= 1 */
+	__u8 alg;			/* as the PACKED items say */
+	__u8 nblocks;			/* 1..64 */
+	__le16 reserved0;		/* zero */
+	__le32 ulen;			/* decoded bytes */
+	__le32 checksum;		/* as the PACKED items say */
+	__le64 reserved;		/* zero */
 };
 
 /*
@@ -404,5 +453,7 @@ static_assert(sizeof(struct czfs_xattr_entry) == 8, "xattr entry size");
 static_assert(sizeof(struct czfs_xattr_extent) == 16, "xattr extent size");
 static_assert(sizeof(struct czfs_cluster) == 24, "cluster item size");
 static_assert(sizeof(struct czfs_cluster_header) == 16, "cluster header size");
+static_assert(sizeof(struct czfs_cluster_packed) == 16, "packed extension size");
+static_assert(sizeof(struct czfs_pack) == 24, "pack item size");
 
 #endif /* CZFS_FS_H */

@@ -55,7 +55,8 @@ static int decode_mapped(struct czfs_daemon *dm, struct czfs_thread *t,
 	if (cm.addr)
 		czfs_win_unmap(dm->wc, &cm);
 	if (ci->kind == CZFS_CLUSTER_COMPRESSED ||
-	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED) {
+	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED ||
+	    (ci->kind == CZFS_CLUSTER_PACKED && ci->alg)) {
 		atomic_fetch_add(&dm->st.decomp_ns, czfs_now_ns() - t0);
 		atomic_fetch_add(&dm->st.decomp_bytes, ci->ulen);
 	}
@@ -138,7 +139,7 @@ int czfs_load_refresh(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 
 static bool is_extent(const struct czfs_cluster_info *ci)
 {
-	return ci->kind == CZFS_CLUSTER_RAW || ci->kind == CZFS_CLUSTER_COMPRESSED;
+	return czfs_cluster_has_extent(ci->kind);	/* a pack's too */
 }
 
 /* End (image bytes) of the run of adjacent stored blocks from b->ci[i]. */

@@ -7,6 +7,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cluster.h"
@@ -17,6 +19,7 @@
 
 #define HDR_SIZE	((unsigned)sizeof(struct czfs_cluster_header))
 #define ITEM_SIZE	((unsigned)sizeof(struct czfs_cluster))
+#define PACKED_SIZE	(ITEM_SIZE + (unsigned)sizeof(struct czfs_cluster_packed))
 
 static bool kind_is_extent(unsigned kind)
 {
@@ -38,6 +41,7 @@ static const char *kind_name(unsigned kind)
 		[CZFS_CLUSTER_INLINE] = "inline",
 		[CZFS_CLUSTER_INLINE_COMPRESSED] = "inline compressed",
 		[CZFS_CLUSTER_RESERVED] = "reserved",
+		[CZFS_CLUSTER_PACKED] = "packed",
 	};
 
 	return kind < ARRAY_SIZE(names) ? names[kind] : "unknown";
@@ -52,7 +56,12 @@ static const char *kind_name(unsigned kind)
 
 static int item_check_alg(const struct czfs_cluster_info *ci)
 {
-	if (kind_is_compressed(ci->kind)) {
+	if (ci->kind == CZFS_CLUSTER_PACKED) {	/* 0: a raw pack */
+		if (ci->alg <= CZFS_ALG_MAX)
+			return 0;
+		czfs_err("cluster item: packed cluster with bad algorithm %u",
+			 ci->alg);
+	} else if (kind_is_compressed(ci->kind)) {
 		if (ci->alg >= 1 && ci->alg <= CZFS_ALG_MAX)
 			return 0;
 		czfs_err("cluster item: %s cluster with bad algorithm %u",
@@ -187,6 +196,69 @@ static void item_unpack(const void *val, unsigned len,
 	}
 }
 
+void czfs_cluster_pack_info(const struct czfs_cluster_info *ci,
+			    struct czfs_cluster_info *pack)
+{
+	*pack = (struct czfs_cluster_info){
+		.kind = ci->alg ? CZFS_CLUSTER_COMPRESSED : CZFS_CLUSTER_RAW,
+		.alg = ci->alg,
+		.nblocks = ci->nblocks,
+		.checksum = ci->checksum,
+		.blkaddr = ci->blkaddr,
+		.ulen = ci->pack_ulen,
+	};
+}
+
+void czfs_cluster_packed_make(const struct czfs_cluster_info *pack,
+			      uint32_t off, uint32_t len,
+			      struct czfs_cluster_info *ci)
+{
+	*ci = (struct czfs_cluster_info){
+		.kind = CZFS_CLUSTER_PACKED,
+		.alg = pack->kind == CZFS_CLUSTER_COMPRESSED ? pack->alg : 0,
+		.nblocks = pack->nblocks,
+		.checksum = pack->checksum,
+		.blkaddr = pack->blkaddr,
+		.ulen = len,
+		.pack_off = off,
+		.pack_ulen = pack->ulen,
+	};
+}
+
+/* The pack must check as the extent it is stored as; the range in it. */
+static int item_check_packed(const void *val, unsigned len,
+			     struct czfs_cluster_info *ci, uint64_t max_blocks)
+{
+	struct czfs_cluster_packed ext;
+	struct czfs_cluster_info pack;
+	uint8_t fake[ITEM_SIZE];
+
+	if (len != PACKED_SIZE) {
+		czfs_err("cluster item: packed item has %u bytes, expected %u",
+			 len, PACKED_SIZE);
+		return -EFSCORRUPTED;
+	}
+	memcpy(&ext, (const char *)val + ITEM_SIZE, sizeof(ext));
+	ci->pack_off = le32_to_cpu(ext.offset);
+	ci->pack_ulen = le32_to_cpu(ext.pack_ulen);
+	if (ext.reserved) {
+		czfs_err("cluster item: packed item's reserved field not zero");
+		return -EFSCORRUPTED;
+	}
+	if (ci->pack_ulen > CZFS_PACK_MAX_ULEN ||
+	    ci->pack_off > ci->pack_ulen ||
+	    ci->ulen > ci->pack_ulen - ci->pack_off) {
+		czfs_err("cluster item: %u bytes at %u of a pack of %u bytes (at most %u)",
+			 ci->ulen, ci->pack_off, ci->pack_ulen,
+			 CZFS_PACK_MAX_ULEN);
+		return -EFSCORRUPTED;
+	}
+	czfs_cluster_pack_info(ci, &pack);
+	czfs_cluster_item_encode(&pack, fake);
+	return czfs_cluster_item_decode(fake, ITEM_SIZE, CZFS_PACK_MAX_ULEN,
+					max_blocks, &pack);
+}
+
 int czfs_cluster_item_decode(const void *val, unsigned len,
 			     unsigned cluster_bytes, uint64_t max_blocks,
 			     struct czfs_cluster_info *ci)
@@ -201,7 +273,8 @@ int czfs_cluster_item_decode(const void *val, unsigned len,
 	}
 	cluster_bytes = MIN(cluster_bytes, CZFS_MAX_CLUSTER_SIZE);
 	item_unpack(val, len, ci, &raw);
-	if (ci->kind < CZFS_CLUSTER_RAW || ci->kind > CZFS_CLUSTER_RESERVED) {
+	if (ci->kind < CZFS_CLUSTER_RAW || ci->kind > CZFS_CLUSTER_PACKED ||
+	    ci->kind == CZFS_CLUSTER_PACKED - 1) {
 		czfs_err("cluster item: unknown kind %u", ci->kind);
 		return -EFSCORRUPTED;
 	}
@@ -221,6 +294,8 @@ int czfs_cluster_item_decode(const void *val, unsigned len,
 		err = item_check_prealloc(ci, cluster_bytes);
 	if (err)
 		return err;
+	if (ci->kind == CZFS_CLUSTER_PACKED)
+		return item_check_packed(val, len, ci, max_blocks);
 	if (kind_is_extent(ci->kind))
 		return item_check_extent(ci, len, cluster_bytes, max_blocks);
 	return item_check_inline(ci);
@@ -246,6 +321,14 @@ unsigned czfs_cluster_item_encode(const struct czfs_cluster_info *ci, void *val)
 
 		memcpy((char *)val + ITEM_SIZE, ci->inline_data, n);
 		len += n;
+	} else if (ci->kind == CZFS_CLUSTER_PACKED) {
+		struct czfs_cluster_packed ext = {
+			.offset = cpu_to_le32(ci->pack_off),
+			.pack_ulen = cpu_to_le32(ci->pack_ulen),
+		};
+
+		memcpy((char *)val + ITEM_SIZE, &ext, sizeof(ext));
+		len += sizeof(ext);
 	}
 	return len;
 }
@@ -519,6 +602,74 @@ static int decode_inline(struct czfs_codec *codec,
 	return 0;
 }
 
+static pthread_key_t pack_key;
+static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
+static int pack_key_err;
+
+static void pack_key_init(void)
+{
+	pack_key_err = pthread_key_create(&pack_key, free);
+}
+
+/* The calling thread's buffer for a pack that dst cannot hold. */
+static void *pack_buffer(void)
+{
+	void *buf;
+
+	pthread_once(&pack_once, pack_key_init);
+	if (pack_key_err)
+		return NULL;
+	buf = pthread_getspecific(pack_key);
+	if (!buf) {
+		buf = malloc(CZFS_PACK_MAX_ULEN);
+		if (buf && pthread_setspecific(pack_key, buf)) {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	return buf;
+}
+
+/* The whole pack is checked and decoded, then the range taken. */
+static int decode_packed(struct czfs_codec *codec,
+			 const struct czfs_cluster_info *ci,
+			 const void *stored, void *dst, unsigned dst_len)
+{
+	struct czfs_cluster_info pack;
+	uint8_t *buf = dst;
+	int err;
+
+	if (ci->pack_ulen > CZFS_PACK_MAX_ULEN || ci->pack_off > ci->pack_ulen ||
+	    ci->ulen > ci->pack_ulen - ci->pack_off) {
+		cluster_err(ci, "range %u+%u outside its pack of %u bytes",
+			    ci->pack_off, ci->ulen, ci->pack_ulen);
+		return -EFSCORRUPTED;
+	}
+	czfs_cluster_pack_info(ci, &pack);
+	if (pack.kind == CZFS_CLUSTER_RAW) {	/* checked where it lies */
+		err = check_nblocks(&pack);
+		if (!err && pack.ulen > pack.nblocks * CZFS_BLOCK_SIZE) {
+			cluster_err(ci, "%u blocks cannot hold its pack",
+				    pack.nblocks);
+			err = -EFSCORRUPTED;
+		}
+		if (!err)
+			err = verify_crc(&pack, stored,
+					 pack.nblocks * CZFS_BLOCK_SIZE);
+		if (!err)
+			memmove(dst, (const char *)stored + ci->pack_off, ci->ulen);
+		return err;
+	}
+	if (dst_len < pack.ulen)
+		buf = pack_buffer();
+	if (!buf)
+		return -ENOMEM;
+	err = decode_compressed(codec, &pack, stored, buf);
+	if (!err)
+		memmove(dst, buf + ci->pack_off, ci->ulen);
+	return err;
+}
+
 int czfs_cluster_decode(struct czfs_codec *codec,
 			const struct czfs_cluster_info *ci,
 			const void *stored, void *dst, unsigned dst_len)
@@ -543,6 +694,9 @@ int czfs_cluster_decode(struct czfs_codec *codec,
 	case CZFS_CLUSTER_INLINE:
 	case CZFS_CLUSTER_INLINE_COMPRESSED:
 		err = decode_inline(codec, ci, dst);
+		break;
+	case CZFS_CLUSTER_PACKED:
+		err = decode_packed(codec, ci, stored, dst, dst_len);
 		break;
 	default:
 		cluster_err(ci, "unknown kind %u", ci->kind);

@@ -27,7 +27,34 @@ struct czfs_cluster_info {
 	uint32_t ulen;			/* bytes of file data it holds */
 	const void *inline_data;	/* inline kinds: payload (borrowed) */
 	unsigned inline_len;
+	/* PACKED: alg, nblocks, checksum, blkaddr are the pack's */
+	uint32_t pack_off;		/* of its ulen bytes in the pack */
+	uint32_t pack_ulen;		/* the decoded pack's bytes */
 };
+
+/* Kinds whose blocks are read from blkaddr (nblocks of them). */
+static inline bool czfs_cluster_has_extent(unsigned kind)
+{
+	return kind == CZFS_CLUSTER_RAW || kind == CZFS_CLUSTER_COMPRESSED ||
+	       kind == CZFS_CLUSTER_PACKED;
+}
+
+/*
+ * The pack a PACKED ci points into, as the RAW (alg 0) or COMPRESSED
+ * cluster of pack_ulen bytes it is stored as: what the stored blocks
+ * decode as.
+ */
+void czfs_cluster_pack_info(const struct czfs_cluster_info *ci,
+			    struct czfs_cluster_info *pack);
+
+/*
+ * The reverse: the PACKED cluster of len bytes at off of the pack, which
+ * czfs_cluster_encode stored as the RAW or COMPRESSED cluster pack (its
+ * blkaddr set).
+ */
+void czfs_cluster_packed_make(const struct czfs_cluster_info *pack,
+			      uint32_t off, uint32_t len,
+			      struct czfs_cluster_info *ci);
 
 /*
  * Decode a CLUSTER item value of len bytes for a file whose clusters hold
@@ -36,8 +63,10 @@ struct czfs_cluster_info {
  * blocks than its raw size), ulen <= cluster_bytes, blkaddr in
  * [CZFS_FIRST_DATA_BLKADDR, max_blocks - nblocks], inline payload size,
  * prealloc <= cluster blocks (and 0 when ulen fills the cluster); a
- * RESERVED item: its size, every field 0 but prealloc (1..cluster blocks).
- * Returns 0 or -EFSCORRUPTED.
+ * RESERVED item: its size, every field 0 but prealloc (1..cluster blocks);
+ * a PACKED item: its size (24 + 16), the pack as a RAW or COMPRESSED item
+ * of pack_ulen <= CZFS_PACK_MAX_ULEN bytes would be checked, and
+ * offset + ulen <= pack_ulen.  Returns 0 or -EFSCORRUPTED.
  */
 int czfs_cluster_item_decode(const void *val, unsigned len,
 			     unsigned cluster_bytes, uint64_t max_blocks,
@@ -103,7 +132,10 @@ void czfs_cluster_header_decode(const void *stored,
  * passed with stored == dst).  Writes ci->ulen bytes to dst, then zeroes dst up to
  * dst_len (dst_len >= ci->ulen is required: -EFSCORRUPTED otherwise).
  * Verifies the checksum, the cluster header (magic, clen, ulen) and the
- * decoded length.  Returns 0, -EFSCORRUPTED, or -ENOMEM.
+ * decoded length.  A PACKED cluster: stored is the pack's blocks; the whole
+ * pack is checked and decoded (into dst when dst_len holds it, else into
+ * a buffer of the calling thread, allocated at its first use) and the
+ * cluster's range is moved to dst.  Returns 0, -EFSCORRUPTED, or -ENOMEM.
  */
 int czfs_cluster_decode(struct czfs_codec *codec,
 			const struct czfs_cluster_info *ci,

@@ -11,12 +11,16 @@
 #include "cluster.h"
 #include "fs.h"
 #include "inode.h"
+#include "pack.h"
 #include "super.h"
 #include "util.h"
 
 /* Old readers must refuse an image once it holds a new algorithm's clusters. */
 static int announce_alg(struct czfs_fs *fs, const struct czfs_cluster_info *ci)
 {
+	if (ci->kind == CZFS_CLUSTER_PACKED)
+		return czfs_fs_add_features(fs, CZFS_FEATURE_INCOMPAT_PACKED |
+					    czfs_alg_feature(ci->alg));
 	if (ci->kind != CZFS_CLUSTER_COMPRESSED &&
 	    ci->kind != CZFS_CLUSTER_INLINE_COMPRESSED)
 		return 0;
@@ -57,7 +61,12 @@ static int cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 	if (keep && ci->kind == CZFS_CLUSTER_HOLE && item_is_reserved(old, n))
 		return 0;		/* zeros written: the promise stays */
 	if (n >= 0) {
+		uint64_t pack = czfs_cluster_item_pack(old, (unsigned)n);
+		uint64_t unused = 0;
+
 		err = czfs_item_free_blocks(fs, &key, old, (unsigned)n, &freed);
+		if (!err && pack)	/* the file's range of a pack moves out */
+			err = czfs_pack_unref(fs, pack, &unused);
 		if (err)
 			return err;
 		delta->blocks -= freed.blocks;
@@ -75,7 +84,8 @@ static int cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 	}
 	if (ci->kind == CZFS_CLUSTER_HOLE)
 		return n >= 0 ? czfs_btree_delete(&fs->tree, &key) : 0;
-	delta->blocks += ci->nblocks;
+	if (ci->kind != CZFS_CLUSTER_PACKED)	/* the pack's, not the file's */
+		delta->blocks += ci->nblocks;
 	delta->inline_bytes += ci->inline_len;
 	if (ci->prealloc) {
 		czfs_smap_prealloc_add(&fs->smap, ci->prealloc);

@@ -91,6 +91,7 @@ int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
 		return 0;
 	case CZFS_CLUSTER_RAW:
 	case CZFS_CLUSTER_COMPRESSED:
+	case CZFS_CLUSTER_PACKED:
 		err = czfs_bdev_read(fs->bdev, scratch,
 				     (size_t)ci->nblocks * CZFS_BLOCK_SIZE,
 				     ci->blkaddr * CZFS_BLOCK_SIZE);

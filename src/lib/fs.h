@@ -183,7 +183,10 @@ int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
  * keeps fallocate's promise.  czfs_clusters_delete: delete the
  * clusters of [from, to) (a punched hole; one walk over the items there),
  * freeing their blocks and promises; czfs_clusters_drop: those idx >= from
- * (truncate).  0 or -errno.
+ * (truncate).  A PACKED item replaced or deleted drops its reference of
+ * its pack (czfs_pack_unref: the last frees the pack); a PACKED ci set
+ * brings its reference along (the caller counted it in the PACK item) and
+ * counts no blocks.  0 or -errno.
  */
 int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 		     const struct czfs_cluster_info *ci, struct czfs_stored *delta);

@@ -9,6 +9,7 @@
 #include "fs.h"
 #include "inode.h"
 #include "log.h"
+#include "pack.h"
 #include "util.h"
 #include "xattr.h"
 
@@ -65,7 +66,8 @@ int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
 					       fs->cp.max_blocks, &ci);
 		if (ret)
 			return ret;
-		if (ci.nblocks) {
+		/* a pack's blocks are its PACK item's: czfs_pack_unref */
+		if (ci.nblocks && ci.kind != CZFS_CLUSTER_PACKED) {
 			czfs_smap_free(&fs->smap, ci.blkaddr, ci.nblocks);
 			freed->blocks += ci.nblocks;
 		}
@@ -92,6 +94,7 @@ int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
 struct collect_keys {
 	struct czfs_fs *fs;
 	struct czfs_key keys[DESTROY_BATCH];
+	uint64_t packs[DESTROY_BATCH];	/* of PACKED clusters, or 0 */
 	unsigned n;
 	struct czfs_stored freed;
 	int err;
@@ -105,6 +108,8 @@ static int collect_key(void *arg, const struct czfs_key *key, const void *val,
 	c->err = czfs_item_free_blocks(c->fs, key, val, size, &c->freed);
 	if (c->err)
 		return c->err;
+	c->packs[c->n] = key->type == CZFS_ITEM_CLUSTER ?
+			 czfs_cluster_item_pack(val, size) : 0;
 	c->keys[c->n++] = *key;
 	return c->n == DESTROY_BATCH;
 }
@@ -113,6 +118,7 @@ int czfs_items_delete(struct czfs_fs *fs, const struct czfs_key *first,
 		      const struct czfs_key *last, struct czfs_stored *freed)
 {
 	struct collect_keys *c = malloc(sizeof(*c));
+	uint64_t unused = 0;	/* pack blocks count in no inode */
 	int ret;
 
 	if (!c)
@@ -125,6 +131,10 @@ int czfs_items_delete(struct czfs_fs *fs, const struct czfs_key *first,
 		ret = czfs_btree_iterate(&fs->tree, first, last, collect_key, c);
 		for (unsigned i = 0; ret >= 0 && i < c->n; i++)
 			ret = czfs_btree_delete(&fs->tree, &c->keys[i]);
+		/* not while iterating: a pack's item is in the same tree */
+		for (unsigned i = 0; ret >= 0 && i < c->n; i++)
+			if (c->packs[i])
+				ret = czfs_pack_unref(fs, c->packs[i], &unused);
 	} while (ret >= 0 && c->n == DESTROY_BATCH);
 	freed->blocks += c->freed.blocks;
 	freed->inline_bytes += c->freed.inline_bytes;

@@ -40,14 +40,7 @@ static void teardown(void)
 /* Commit, then reopen from a copy of the device (checks the space map). */
 static void commit_and_reopen(void)
 {
-	struct czfs_bdev *copy;
-
-	ck_assert_int_eq(czfs_fs_commit(fs), 0);
-	copy = copy_bdev(dev);
-	czfs_fs_close(fs);
-	dev = copy;
-	fs = open_fs(dev, true);
-	ck_assert_int_eq(czfs_fs_begin(fs), 0);
+	commit_reopen(&fs, &dev);
 }
 
 START_TEST(names_are_added_and_removed)

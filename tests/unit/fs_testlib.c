@@ -74,3 +74,15 @@ struct czfs_fs *open_fs(struct czfs_bdev *b, bool rw)
 	return fs;
 }
 
+
+void commit_reopen(struct czfs_fs **fs, struct czfs_bdev **dev)
+{
+	struct czfs_bdev *copy;
+
+	ck_assert_int_eq(czfs_fs_commit(*fs), 0);
+	copy = copy_bdev(*dev);
+	czfs_fs_close(*fs);
+	*dev = copy;
+	*fs = open_fs(copy, true);
+	ck_assert_int_eq(czfs_fs_begin(*fs), 0);
+}

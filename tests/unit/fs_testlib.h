@@ -17,5 +17,8 @@ struct czfs_bdev *make_image(void);
 struct czfs_bdev *copy_bdev(struct czfs_bdev *src);
 /* Open (taking ownership of b), asserting success. */
 struct czfs_fs *open_fs(struct czfs_bdev *b, bool rw);
+/* Commit *fs, reopen it read-write from a copy of *dev (checks the space
+ * map), begin a transaction: both replaced. */
+void commit_reopen(struct czfs_fs **fs, struct czfs_bdev **dev);
 
 #endif

@@ -24,6 +24,7 @@ UNIT_TESTS = \
 	tests/unit/check_iobatch \
 	tests/unit/check_commit \
 	tests/unit/check_update \
+	tests/unit/check_pack \
 	tests/unit/check_acl \
 	tests/unit/check_imagelock \
 	tests/unit/check_url \
@@ -34,6 +35,7 @@ TESTS += $(UNIT_TESTS)
 FS_TESTLIB = tests/unit/fs_testlib.c tests/unit/fs_testlib.h
 tests_unit_check_commit_SOURCES = tests/unit/check_commit.c $(FS_TESTLIB)
 tests_unit_check_update_SOURCES = tests/unit/check_update.c $(FS_TESTLIB)
+tests_unit_check_pack_SOURCES = tests/unit/check_pack.c $(FS_TESTLIB)
 
 BTREE_TESTLIB = tests/unit/btree_testlib.c tests/unit/btree_testlib.h
 tests_unit_check_btree_SOURCES = tests/unit/check_btree.c $(BTREE_TESTLIB)

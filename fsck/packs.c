@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Shared packs: every PACKED cluster is counted against its pack's
+ * address; each PACK item's blocks are referenced once and its refs must
+ * equal the clusters found pointing at it, which must all describe it as
+ * the item does.  A wrong count alone is repaired (-y) when every cluster
+ * item decoded.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "cluster.h"
+#include "fsck.h"
+#include "pack.h"
+#include "util.h"
+
+struct fsck_pack {
+	uint64_t blkaddr;		/* 0: a free slot */
+	struct czfs_pack_info desc;	/* as its first cluster says */
+	uint32_t found;			/* PACKED clusters pointing at it */
+	bool item_seen;
+};
+
+static uint64_t slot_of(uint64_t blkaddr, size_t cap)
+{
+	return (blkaddr * 0x9e3779b97f4a7c15ull) & (cap - 1);
+}
+
+static int grow(struct fsck_ctx *c)
+{
+	size_t cap = c->packs_cap ? c->packs_cap * 2 : 1024;
+	struct fsck_pack *t = calloc(cap, sizeof(*t)), *old = c->packs;
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->packs_cap; i++) {
+		uint64_t k;
+
+		if (!old[i].blkaddr)
+			continue;
+		for (k = slot_of(old[i].blkaddr, cap); t[k].blkaddr;
+		     k = (k + 1) & (cap - 1))
+			;
+		t[k] = old[i];
+	}
+	free(old);
+	c->packs = t;
+	c->packs_cap = cap;
+	return 0;
+}
+
+/* The entry of blkaddr, made if add; NULL if none (or no memory). */
+static struct fsck_pack *find(struct fsck_ctx *c, uint64_t blkaddr, bool add)
+{
+	uint64_t k;
+
+	if (add && (c->packs_n + 1) * 2 > c->packs_cap && grow(c))
+		return NULL;
+	if (!c->packs_cap)
+		return NULL;
+	for (k = slot_of(blkaddr, c->packs_cap); c->packs[k].blkaddr;
+	     k = (k + 1) & (c->packs_cap - 1))
+		if (c->packs[k].blkaddr == blkaddr)
+			return &c->packs[k];
+	if (!add)
+		return NULL;
+	c->packs_n++;
+	c->packs[k].blkaddr = blkaddr;
+	return &c->packs[k];
+}
+
+int fsck_pack_cluster(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
+		      const struct czfs_cluster_info *ci)
+{
+	struct fsck_pack *p = find(c, ci->blkaddr, true);
+
+	if (!p)
+		return -ENOMEM;
+	c->incompat_used |= CZFS_FEATURE_INCOMPAT_PACKED;
+	if (!p->found++) {
+		czfs_pack_of_cluster(ci, &p->desc);
+		return 0;
+	}
+	if (!czfs_pack_matches(&p->desc, ci))
+		fsck_error(c, "inode %" PRIu64 ": cluster %" PRIu64
+			   " describes the pack at block %" PRIu64
+			   " unlike another cluster", ino, idx, ci->blkaddr);
+	return 0;
+}
+
+int fsck_pack_item(struct fsck_ctx *c, const struct czfs_key *key,
+		   const void *val, unsigned len)
+{
+	struct czfs_pack_info pi;
+	struct fsck_pack *p;
+
+	if (key->objectid != CZFS_PACK_OBJECTID) {
+		fsck_error(c, "item (%" PRIu64 ", PACK, %" PRIu64
+			   "): not under the pack objectid", key->objectid,
+			   key->offset);
+		return 0;
+	}
+	if (czfs_pack_item_decode(key->offset, val, len, c->max_blocks, &pi)) {
+		fsck_error(c, "pack at block %" PRIu64 ": damaged PACK item",
+			   key->offset);
+		c->refs_incomplete = true;
+		return 0;
+	}
+	c->incompat_used |= CZFS_FEATURE_INCOMPAT_PACKED;
+	if (fsck_ref(c, pi.blkaddr, pi.nblocks, "pack", 0))
+		c->data_blocks += pi.nblocks;
+	p = find(c, pi.blkaddr, false);
+	if (!p) {
+		fsck_error(c, "pack at block %" PRIu64 ": %u references, no cluster uses it",
+			   pi.blkaddr, pi.refs);
+		return 0;
+	}
+	p->item_seen = true;
+	p->desc.refs = pi.refs;
+	if (!czfs_pack_matches(&pi, &(struct czfs_cluster_info){
+		.kind = CZFS_CLUSTER_PACKED, .alg = p->desc.alg,
+		.nblocks = p->desc.nblocks, .checksum = p->desc.checksum,
+		.blkaddr = p->desc.blkaddr, .pack_ulen = p->desc.ulen })) {
+		fsck_error(c, "pack at block %" PRIu64 ": its clusters describe it otherwise",
+			   pi.blkaddr);
+		return 0;
+	}
+	if (pi.refs == p->found)
+		return 0;
+	fsck_fixable(c, "pack at block %" PRIu64 ": %u references, %u clusters use it",
+		     pi.blkaddr, pi.refs, p->found);
+	pi.refs = p->found;
+	return fsck_vec_push(&c->pack_fixes, &pi) ? 0 : -ENOMEM;
+}
+
+void fsck_packs_finish(struct fsck_ctx *c)
+{
+	for (size_t i = 0; i < c->packs_cap; i++) {
+		struct fsck_pack *p = &c->packs[i];
+
+		if (p->blkaddr && !p->item_seen)
+			fsck_error(c, "pack at block %" PRIu64 ": %u clusters use it, no PACK item",
+				   p->blkaddr, p->found);
+	}
+	/* a count from damaged cluster items may be short: do not set it */
+	if (c->refs_incomplete && c->pack_fixes.n) {
+		c->unfixed += c->pack_fixes.n;
+		c->pack_fixes.n = 0;
+	}
+}
+
+int fsck_repair_packs(struct fsck_ctx *c)
+{
+	uint8_t val[sizeof(struct czfs_pack)];
+	int err = 0;
+
+	for (size_t i = 0; !err && i < c->pack_fixes.n; i++) {
+		const struct czfs_pack_info *pi =
+			fsck_vec_at(&c->pack_fixes, struct czfs_pack_info, i);
+		struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK,
+					pi->blkaddr };
+
+		err = czfs_btree_update(&c->fs->tree, &key, val,
+					czfs_pack_item_encode(pi, val));
+	}
+	return err;
+}
