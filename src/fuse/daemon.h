@@ -23,6 +23,7 @@
 struct czfs_fs;
 struct czfs_pool;
 struct czfs_ccache;
+struct czfs_pcache;
 struct czfs_codec;
 struct czfs_prefetch;
 struct czfs_stream;
@@ -30,6 +31,9 @@ struct czfs_itable;
 struct czfs_minode;
 struct czfs_flusher;
 struct czfs_remount;
+
+/* Decoded packs kept (packcache.h): 256 KiB each at most. */
+#define CZFS_PACKS_CACHED	32
 
 /* Per-file compression chosen by name (f2fs's compress_extension). */
 #define CZFS_MAX_EXTENSIONS	16
@@ -85,12 +89,14 @@ struct czfs_daemon_stats {
 	atomic_ullong stage_private;	/* clusters read apart from a stream */
 	atomic_ullong push_files, push_bytes;	/* stored into the page cache */
 	atomic_ullong push_errors;		/* stores that failed */
+	atomic_ullong pack_decodes;	/* whole packs decoded (load.c) */
 };
 
 struct czfs_daemon {
 	struct czfs_fs *fs;
 	struct czfs_pool *pool;
 	struct czfs_ccache *cc;
+	struct czfs_pcache *pc;		/* decoded packs (packcache.h) */
 	struct czfs_prefetch *pf;
 	struct czfs_wincache *wc;
 	struct czfs_itable *it;		/* in-memory inodes */

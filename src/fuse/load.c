@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "ccache.h"
+#include "packcache.h"
 #include "cluster.h"
 #include "daemon.h"
 #include "fs.h"
@@ -65,6 +66,68 @@ out_rbuf:
 	return err;
 }
 
+/* The cluster's range of its decoded pack pe into its pages. */
+static int copy_from_pack(struct czfs_daemon *dm, const struct czfs_cluster_info *ci,
+			  const struct czfs_pentry *pe, const uint32_t *rpages,
+			  unsigned rn)
+{
+	struct czfs_mapping rm;
+	int err;
+
+	if (ci->pack_off > pe->ulen || ci->ulen > pe->ulen - ci->pack_off)
+		return -EFSCORRUPTED;	/* the item decoder checked it */
+	err = czfs_win_map(dm->wc, rpages, rn, true, &rm);
+	if (err)
+		return err;
+	memcpy(rm.addr, (const char *)pe->data + ci->pack_off, ci->ulen);
+	czfs_win_unmap(dm->wc, &rm);
+	return 0;
+}
+
+/*
+ * A PACKED cluster whose pack is not cached: decode the whole pack once
+ * (its stored blocks in cpages) into the pack cache, for the neighbours
+ * that share it, and copy the range out.  When every cached pack is in
+ * use, the cluster is decoded on its own.
+ */
+static int decode_pack(struct czfs_daemon *dm, struct czfs_thread *t,
+		       const struct czfs_cluster_info *ci, const uint32_t *cpages,
+		       const uint32_t *rpages, unsigned rn, unsigned len)
+{
+	struct czfs_cluster_info pack;
+	struct czfs_mapping cm;
+	struct czfs_pentry *pe;
+	uint64_t t0 = czfs_now_ns();
+	void *buf;
+	int err;
+
+	czfs_cluster_pack_info(ci, &pack);
+	buf = malloc(MAX(pack.ulen, 1u));
+	if (!buf)
+		return -ENOMEM;
+	err = czfs_win_map(dm->wc, cpages, ci->nblocks, false, &cm);
+	if (!err) {
+		err = czfs_cluster_decode(t->codec, &pack, cm.addr, buf, pack.ulen);
+		czfs_win_unmap(dm->wc, &cm);
+	}
+	if (err) {
+		free(buf);
+		return err;
+	}
+	atomic_fetch_add(&dm->st.pack_decodes, 1);
+	if (pack.alg) {
+		atomic_fetch_add(&dm->st.decomp_ns, czfs_now_ns() - t0);
+		atomic_fetch_add(&dm->st.decomp_bytes, pack.ulen);
+	}
+	pe = czfs_pcache_insert(dm->pc, ci->blkaddr, ci->checksum,
+				ci->pack_ulen, buf);
+	if (!pe)
+		return decode_mapped(dm, t, ci, cpages, rpages, rn, len);
+	err = copy_from_pack(dm, ci, pe, rpages, rn);
+	czfs_pcache_put(dm->pc, pe);
+	return err;
+}
+
 /*
  * Decode cluster ci into the LOADING entry e (pages allocated here).
  * cpages: the n = ci->nblocks pool pages holding the stored blocks (extent
@@ -73,7 +136,7 @@ out_rbuf:
  */
 static int decode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		  const struct czfs_cluster_info *ci, const uint32_t *cpages,
-		  struct czfs_centry *e)
+		  const struct czfs_pentry *pe, struct czfs_centry *e)
 {
 	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
 	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
@@ -104,7 +167,12 @@ static int decode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	run_pages(e->page, rn, rpages);
 	if (cpages && cpages[0] == e->page)
 		cpages = rpages;	/* a raw cluster read in place */
-	err = decode_mapped(dm, t, ci, cpages, rpages, rn, e->len);
+	if (pe)
+		err = copy_from_pack(dm, ci, pe, rpages, rn);
+	else if (ci->kind == CZFS_CLUSTER_PACKED)
+		err = decode_pack(dm, t, ci, cpages, rpages, rn, e->len);
+	else
+		err = decode_mapped(dm, t, ci, cpages, rpages, rn, e->len);
 	if (err)
 		czfs_err("inode %llu cluster %llu: %s", (unsigned long long)ii->ino,
 			 (unsigned long long)e->idx, strerror(-err));
@@ -215,7 +283,8 @@ static int load_read(struct czfs_daemon *dm, struct czfs_load *ls, unsigned n)
 	int err;
 
 	for (unsigned i = 0; i < n; i++)
-		if (!ls[i].err && is_extent(ls[i].ci) && !ls[i].ref.n)
+		if (!ls[i].err && is_extent(ls[i].ci) && !ls[i].ref.n &&
+		    !ls[i].pe)
 			segs[k++] = (struct czfs_io_seg){ ls[i].ci->blkaddr,
 				ls[i].ci->nblocks, ls[i].addrs };
 	qsort(segs, k, sizeof(segs[0]), cmp_seg);
@@ -241,9 +310,16 @@ void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		ls[i].tp.n = ls[i].tp.nruns = 0;
 		ls[i].ref.n = 0;
 		ls[i].cpages = NULL;
+		ls[i].pe = NULL;
 		if (!ls[i].err) {
-			ls[i].ci = &b->ci[ls[i].e->idx - b->first];
-			if (is_extent(ls[i].ci))
+			const struct czfs_cluster_info *ci;
+
+			ci = ls[i].ci = &b->ci[ls[i].e->idx - b->first];
+			if (ci->kind == CZFS_CLUSTER_PACKED)
+				ls[i].pe = czfs_pcache_get(dm->pc, ci->blkaddr,
+							   ci->checksum,
+							   ci->pack_ulen);
+			if (is_extent(ci) && !ls[i].pe)
 				ls[i].err = load_prepare(dm, ii, stg, by, b,
 							 &ls[i]);
 		}
@@ -252,7 +328,8 @@ void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	for (unsigned i = 0; i < n; i++) {
 		if (!ls[i].err)
 			ls[i].err = err ?: decode(dm, ii, ls[i].ci, ls[i].cpages,
-						  ls[i].e);
+						  ls[i].pe, ls[i].e);
+		czfs_pcache_put(dm->pc, ls[i].pe);
 		if (ls[i].ref.n)
 			czfs_staging_put(dm, stg, &ls[i].ref);
 		czfs_temp_free(dm, &ls[i].tp);

@@ -24,6 +24,7 @@
 struct czfs_daemon;
 struct czfs_centry;
 struct czfs_inode_info;
+struct czfs_pentry;
 
 #define CZFS_BATCH_MAX	64	/* clusters loaded together */
 
@@ -58,6 +59,8 @@ struct czfs_load {
 	const uint32_t *cpages;		/* where the stored blocks are */
 	struct czfs_stage_ref ref;	/* ... from the stream's staging */
 	struct czfs_temp tp;		/* ... read alone: compressed input */
+	struct czfs_pentry *pe;		/* a PACKED cluster's decoded pack,
+					 * cached: no blocks to read */
 	uint32_t pages[CZFS_MAX_CLUSTER_BLOCKS];	/* raw in place / staged */
 	void *addrs[CZFS_MAX_CLUSTER_BLOCKS];
 };

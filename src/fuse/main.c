@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ccache.h"
+#include "packcache.h"
 #include "compress.h"
 #include "daemon.h"
 #include "fs.h"
@@ -501,6 +502,9 @@ static int daemon_setup(struct czfs_daemon *dm)
 	if (err)
 		return err;
 	czfs_ccache_set_punch(dm->cc, dm->opts.reclaim_punch);
+	err = czfs_pcache_create(CZFS_PACKS_CACHED, &dm->pc);
+	if (err)
+		return err;
 	/* An eighth of the pool for staged requests, half for what FUSE
 	 * reads hold (their clusters and compressed input); the rest stays
 	 * free to load into, so every load can make progress. */
@@ -538,6 +542,7 @@ static void daemon_teardown(struct czfs_daemon *dm)
 	czfs_itable_destroy(dm);
 	czfs_wincache_destroy(dm->wc);
 	czfs_ccache_destroy(dm->cc);
+	czfs_pcache_destroy(dm->pc);
 	czfs_pool_destroy(dm->pool);
 	czfs_fs_close(dm->fs);
 }

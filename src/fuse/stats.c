@@ -12,6 +12,7 @@
 #include "bdev.h"
 #include "btree.h"
 #include "ccache.h"
+#include "packcache.h"
 #include "daemon.h"
 #include "fs.h"
 #include "pagepool.h"
@@ -54,6 +55,7 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "cluster.load_errors %llu\n", ld(&s->load_errors));
 	put(o, "decompress.bytes %llu\n", ld(&s->decomp_bytes));
 	put(o, "decompress.seconds %.6f\n", ld(&s->decomp_ns) / 1e9);
+	put(o, "pack.decodes %llu\n", ld(&s->pack_decodes));
 }
 
 static void cache_stats(struct out *o, struct czfs_daemon *dm)
@@ -61,8 +63,12 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 	struct czfs_ccache_stats cs;
 	struct czfs_pool_stats ps;
 	struct czfs_nodecache_stats ns;
+	uint64_t phits, pmisses;
 
 	czfs_ccache_get_stats(dm->cc, &cs);
+	czfs_pcache_counts(dm->pc, &phits, &pmisses);
+	put(o, "pcache.hits %llu\npcache.misses %llu\n",
+	    (unsigned long long)phits, (unsigned long long)pmisses);
 	put(o, "ccache.hits %llu\nccache.misses %llu\nccache.waits %llu\n"
 	    "ccache.evictions %llu\nccache.recycled %llu\nccache.entries %llu\n",
 	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
