@@ -30,7 +30,7 @@ const char *dump_kind_name(unsigned kind)
 		[CZFS_CLUSTER_PACKED] = "packed",
 	};
 
-	return kind < ARRAY_SIZE(names) ? names[kind] : "unknown";
+	return kind < ARRAY_SIZE(names) && names[kind] ? names[kind] : "unknown";
 }
 
 static void show_fields(struct dump_ctx *d, const struct czfs_inode_info *ii)

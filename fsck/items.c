@@ -383,7 +383,7 @@ static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 		return 0;
 	c->incompat_used |= czfs_alg_feature(ci.alg);
 	if (c->cur)
-		c->cur->inline_found += ci.inline_len;
+		c->cur->inline_found += czfs_cluster_shared_bytes(&ci);
 	if (ci.kind == CZFS_CLUSTER_PACKED) {	/* blocks: the PACK item's */
 		int err = fsck_pack_cluster(c, ino, idx, &ci);
 

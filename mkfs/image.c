@@ -23,6 +23,7 @@
 #include "hash.h"
 #include "image.h"
 #include "inode.h"
+#include "packing.h"
 #include "pipeline.h"
 #include "progress.h"
 #include "scan.h"
@@ -91,6 +92,7 @@ struct mk_image {
 	uint8_t *pad;			/* one block */
 	struct mk_named *named;
 	unsigned named_cap;
+	struct mk_packs *packs;
 };
 
 /* ---- allocation and batched writes -------------------------------------- */
@@ -532,6 +534,51 @@ static int add_cluster(struct mk_image *im, uint64_t ino,
 	return add_item(im, ino, CZFS_ITEM_CLUSTER, cl->index, val, len, NULL);
 }
 
+/* A pack: its blocks now, its members' items with their inodes. */
+static int add_pack(struct mk_image *im, const struct mk_chunk *c)
+{
+	struct czfs_cluster_info ci;
+	int err;
+
+	im->pr->bytes_in += c->in_bytes;
+	if (!c->nclusters)	/* copies only */
+		return mk_packs_add(im->packs, 0, NULL, c->members, c->nmembers,
+				    c->new_window);
+	ci = c->cl[0].ci;
+	err = im->alloc.alloc(&im->alloc, ci.nblocks, &ci.blkaddr);
+	if (!err)
+		err = batch_add(im, ci.blkaddr, c->out, c->cl[0].out_len);
+	if (err)
+		return err;
+	im->pr->bytes_out += c->cl[0].out_len;
+	if (ci.kind == CZFS_CLUSTER_COMPRESSED)
+		im->incompat |= czfs_alg_feature(ci.alg);
+	return mk_packs_add(im->packs, c->seq, &ci, c->members, c->nmembers,
+			    c->new_window);
+}
+
+/* The inode's cluster in a pack, if it has one (its last). */
+static int add_packed(struct mk_image *im, uint64_t ino)
+{
+	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
+	struct czfs_cluster_info ci;
+	uint64_t idx;
+
+	if (!mk_packs_member(im->packs, ino, &idx, &ci))
+		return 0;
+	im->incompat |= CZFS_FEATURE_INCOMPAT_PACKED;
+	im->inode_inline += czfs_cluster_shared_bytes(&ci);
+	return add_item(im, ino, CZFS_ITEM_CLUSTER, idx, val,
+			czfs_cluster_item_encode(&ci, val), NULL);
+}
+
+static int add_pack_item(void *arg, uint64_t blkaddr, const void *val,
+			 unsigned len)
+{
+	return add_item(arg, CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, blkaddr, val,
+			len, NULL);
+}
+
 static int add_chunk(struct mk_image *im, const struct mk_chunk *c)
 {
 	int err = 0;
@@ -553,16 +600,18 @@ static int write_inodes(struct mk_image *im, struct mk_pipe *p)
 
 		err = begin_inode(im, ip);
 		while (!err && c && c->ino == ip->ino) {
-			err = add_chunk(im, c);
+			err = c->pack ? add_pack(im, c) : add_chunk(im, c);
 			mk_pipe_release(p, c);
 			c = err ? NULL : mk_pipe_next(p);
 		}
+		if (!err)
+			err = add_packed(im, ip->ino);
 		end_inode(im);
 		if (!S_ISDIR(ip->mode))
 			im->pr->files++;
 		mk_progress_update(im->pr);
 	}
-	return err;
+	return err ? err : mk_packs_emit(im->packs, add_pack_item, im);
 }
 
 /* ---- space map, checkpoint, superblock ------------------------------------ */
@@ -708,7 +757,9 @@ static int image_setup(struct mk_image *im)
 	if (!im->records || !im->pad)
 		return -ENOMEM;
 	derive_seed(im->o->uuid, im->seed);
-	return czfs_btree_builder_new(im->bdev, &im->alloc, 1, &im->bld);
+	err = mk_packs_new(&im->packs);
+	return err ? err : czfs_btree_builder_new(im->bdev, &im->alloc, 1,
+						  &im->bld);
 }
 
 int mk_image_write(struct czfs_bdev *bdev, const struct mk_tree *t,
@@ -730,6 +781,9 @@ int mk_image_write(struct czfs_bdev *bdev, const struct mk_tree *t,
 	}
 	if (!err)
 		err = finish(&im, st);
+	if (im.packs)
+		mk_packs_stats(im.packs, &st->pack);
+	mk_packs_free(im.packs);
 	io_stop(&im, false);
 	czfs_btree_builder_free(im.bld);
 	io_free(&im.io);

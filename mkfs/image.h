@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "packing.h"
+
 struct czfs_bdev;
 struct mk_pipe;
 struct mk_progress;
@@ -33,6 +35,7 @@ struct mk_image_stats {
 	uint64_t image_blocks;		/* the image file's length in blocks */
 	uint64_t need_blocks;		/* -ENOSPC: what the content needs */
 	bool reported;			/* the error's message was printed */
+	struct mk_pack_stats pack;	/* what packing did */
 };
 
 /*

@@ -36,9 +36,12 @@ struct mk_opts {
 	long long time;
 	long long uid, gid;
 	bool no_zero_detect, no_inline, force, quiet;
+	bool no_pack, no_dedup;
+	enum mk_sort sort;
 };
 
-enum { OPT_UID = 256, OPT_GID, OPT_ALL_ROOT, OPT_NO_ZERO, OPT_NO_INLINE };
+enum { OPT_UID = 256, OPT_GID, OPT_ALL_ROOT, OPT_NO_ZERO, OPT_NO_INLINE,
+       OPT_NO_PACK, OPT_NO_DEDUP, OPT_SORT };
 
 static const struct option long_opts[] = {
 	{ "directory", required_argument, NULL, 'd' },
@@ -54,6 +57,9 @@ static const struct option long_opts[] = {
 	{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
 	{ "no-zero-detect", no_argument, NULL, OPT_NO_ZERO },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+	{ "no-pack", no_argument, NULL, OPT_NO_PACK },
+	{ "no-dedup", no_argument, NULL, OPT_NO_DEDUP },
+	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "force", no_argument, NULL, 'f' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -81,6 +87,11 @@ static void usage(FILE *f)
 	      "      --uid=UID, --gid=GID force every owner;  --all-root  same as --uid=0 --gid=0\n"
 	      "      --no-zero-detect     store all-zero clusters as data instead of holes\n"
 	      "      --no-inline          never store small tails inside the metadata\n"
+	      "      --no-pack            give each small file and tail its own blocks\n"
+	      "                           instead of packing them together\n"
+	      "      --no-dedup           pack identical small files and tails twice\n"
+	      "      --sort=ORDER         order of the packed tails: path (default:\n"
+	      "                           directory by directory) or ext (by extension)\n"
 	      "  -f, --force              overwrite an existing IMAGE\n"
 	      "  -q, --quiet              no progress, no summary\n"
 	      "  -h, --help               this text\n"
@@ -175,6 +186,16 @@ static int parse_opt(struct mk_opts *o, int c, const char *arg)
 	case OPT_ALL_ROOT: o->uid = o->gid = 0; return 0;
 	case OPT_NO_ZERO: o->no_zero_detect = true; return 0;
 	case OPT_NO_INLINE: o->no_inline = true; return 0;
+	case OPT_NO_PACK: o->no_pack = true; return 0;
+	case OPT_NO_DEDUP: o->no_dedup = true; return 0;
+	case OPT_SORT:
+		if (!strcmp(arg, "path"))
+			o->sort = MK_SORT_PATH;
+		else if (!strcmp(arg, "ext"))
+			o->sort = MK_SORT_EXT;
+		else
+			return bad("sort order", arg, " (path, ext)");
+		return 0;
 	case 'f': o->force = true; return 0;
 	case 'q': o->quiet = true; return 0;
 	default: return -EINVAL;
@@ -388,6 +409,9 @@ static int build(struct mk_run *r)
 		.pol = { .alg = r->o.alg, .level = r->o.level,
 			 .zero_detect = !r->o.no_zero_detect,
 			 .allow_inline = !r->o.no_inline },
+		.pack = { .enabled = !r->o.no_pack, .sort = r->o.sort,
+			  .pack_max = CZFS_PACK_MAX_ULEN,
+			  .dedup = !r->o.no_dedup },
 	};
 	struct mk_image_opts io;
 	struct mk_pipe *p;
@@ -414,6 +438,16 @@ static int build(struct mk_run *r)
 	return err;
 }
 
+static void pack_summary(const struct mk_pack_stats *st)
+{
+	uint64_t saved = st->alone_blocks - MIN(st->alone_blocks, st->blocks);
+
+	printf("mkfs.czfs: packed %llu small files and tails (%.1f MiB, %llu shared copies) into %llu packs of %.1f MiB, %.1f MiB less than a block each\n",
+	       (unsigned long long)st->members, st->member_bytes / 1048576.0,
+	       (unsigned long long)st->dedup, (unsigned long long)st->packs,
+	       st->blocks / 256.0, saved / 256.0);
+}
+
 static int run(struct mk_run *r)
 {
 	int err;
@@ -434,6 +468,8 @@ static int run(struct mk_run *r)
 		mk_progress_summary(&r->pr, r->tree.nfiles, r->tree.ndirs,
 				    r->tree.bytes,
 				    r->st.image_blocks << CZFS_BLOCK_SHIFT);
+	if (!err && !r->o.quiet && r->st.pack.packs)
+		pack_summary(&r->st.pack);
 	mk_tree_free(&r->tree);
 	return err;
 }

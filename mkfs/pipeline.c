@@ -34,6 +34,7 @@ struct slot {
 	uint64_t first_index;
 	unsigned last_ulen;		/* of the chunk's last cluster */
 	bool tail;			/* that cluster ends the file */
+	unsigned members_cap;		/* of c.members */
 };
 
 struct mk_pipe {
@@ -51,6 +52,8 @@ struct mk_pipe {
 	bool reader_started;
 	pthread_t *workers;
 	unsigned nworkers;
+	struct mk_packer *pk;		/* NULL: no packing */
+	uint64_t next_seq;		/* of the next pack */
 };
 
 /* End the pipe: at its end (eof) or stopped, with err if not 0. */
@@ -108,6 +111,8 @@ static void slot_setup(struct mk_pipe *p, struct slot *s, uint64_t ino,
 		       uint64_t pos, unsigned len, bool tail)
 {
 	s->c.ino = ino;
+	s->c.pack = false;
+	s->c.nmembers = 0;
 	s->c.in_bytes = len;
 	s->c.nclusters = DIV_ROUND_UP(len, p->cbytes);
 	s->first_index = pos / p->cbytes;
@@ -185,9 +190,10 @@ static int find_data(int fd, uint64_t off, uint64_t size, uint64_t *data,
 	return *data >= size ? 1 : 0;
 }
 
-static int read_file(struct mk_pipe *p, const struct mk_inode *ip)
+/* Read [0, end) of a file: the rest, if any, is its packed tail. */
+static int read_file(struct mk_pipe *p, const struct mk_inode *ip, uint64_t end)
 {
-	uint64_t off = 0, data = 0, hole = ip->size, cb = p->cbytes;
+	uint64_t off = 0, data = 0, hole = end, cb = p->cbytes;
 	int fd, err = 0;
 
 	fd = openat(p->t->rootfd, ip->path, O_RDONLY | O_NOFOLLOW |
@@ -195,19 +201,19 @@ static int read_file(struct mk_pipe *p, const struct mk_inode *ip)
 	if (fd < 0)
 		return read_fail(p, ip, -errno);
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	while (off < ip->size) {
+	while (off < end) {
 		if (ip->maybe_sparse) {
-			err = find_data(fd, off, ip->size, &data, &hole);
+			err = find_data(fd, off, end, &data, &hole);
 			if (err)
 				break;
 		}
 		data -= data % cb;
-		hole = MIN(ROUND_UP(hole, cb), ip->size);
+		hole = MIN(ROUND_UP(hole, cb), end);
 		err = read_run(p, ip, fd, data, hole);
 		if (err)
 			break;
 		off = data = hole;
-		hole = ip->size;
+		hole = end;
 	}
 	close(fd);
 	if (err < 0 && err != -ECANCELED && !p->msg[0])
@@ -227,30 +233,158 @@ static int read_symlink(struct mk_pipe *p, const struct mk_inode *ip)
 	return 0;
 }
 
-static void *reader_main(void *arg)
+/* ---- packs ------------------------------------------------------------- */
+
+static int read_tail(struct mk_pipe *p, const struct mk_inode *ip,
+		     uint8_t *buf, unsigned len)
 {
-	struct mk_pipe *p = arg;
+	int fd = openat(p->t->rootfd, ip->path, O_RDONLY | O_NOFOLLOW |
+			O_NOCTTY | O_CLOEXEC);
+	int err;
+
+	if (fd < 0)
+		return read_fail(p, ip, -errno);
+	err = read_full(p, ip, fd, buf, len, ip->size - len);
+	close(fd);
+	return err;
+}
+
+static int member_push(struct slot *s, const struct mk_member *m)
+{
+	if (s->c.nmembers == s->members_cap) {
+		unsigned cap = s->members_cap ? s->members_cap * 2 : 64;
+		struct mk_member *v = realloc(s->c.members, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->c.members = v;
+		s->members_cap = cap;
+	}
+	s->c.members[s->c.nmembers++] = *m;
+	return 0;
+}
+
+/* A new pack chunk for the window of inode ino. */
+static struct slot *pack_begin(struct mk_pipe *p, uint64_t ino, bool first)
+{
+	struct slot *s = slot_get(p);
+
+	if (!s)
+		return NULL;
+	slot_setup(p, s, ino, 0, 0, false);
+	s->c.pack = true;
+	s->c.new_window = first;
+	s->c.seq = p->next_seq;
+	return s;
+}
+
+static void pack_submit(struct mk_pipe *p, struct slot *s)
+{
+	s->c.nclusters = s->c.in_bytes ? 1 : 0;
+	if (s->c.in_bytes)
+		p->next_seq++;
+	slot_submit(p, s);
+}
+
+/* Read the tails of the window's members into packs, sent in order. */
+static int read_window(struct mk_pipe *p, const struct mk_inode **mem,
+		       unsigned n, uint64_t ino)
+{
+	struct slot *s = pack_begin(p, ino, true);
+	int err = 0;
+
+	for (unsigned i = 0; s && i < n && !err; i++) {
+		const struct mk_inode *ip = mem[i];
+		struct mk_member m = { .ino = ip->ino,
+				       .len = mk_pack_tail(p->pk, ip) };
+
+		m.index = (ip->size - 1) / p->cbytes;
+		if (s->c.in_bytes + m.len > p->o.pack.pack_max) {
+			pack_submit(p, s);
+			s = pack_begin(p, ino, false);
+			if (!s)
+				break;
+		}
+		m.seq = s->c.seq;
+		m.off = (uint32_t)s->c.in_bytes;
+		err = read_tail(p, ip, s->in + s->c.in_bytes, m.len);
+		if (err)
+			break;
+		m.copy = mk_pack_place(p->pk, s->in + s->c.in_bytes, &m) == 1;
+		if (!m.copy)
+			s->c.in_bytes += m.len;
+		err = member_push(s, &m);
+	}
+	if (!s)
+		return -ECANCELED;
+	if (!err)
+		pack_submit(p, s);
+	return err;
+}
+
+static int read_inodes(struct mk_pipe *p)
+{
+	const struct mk_inode **mem;
+	uint64_t wend = 0;
+	unsigned n;
 	int err = 0;
 
 	for (uint64_t i = 0; i < p->t->count && !err; i++) {
 		const struct mk_inode *ip = p->t->inodes[i];
+		unsigned tail = i < wend || !p->pk ? 0 : mk_pack_tail(p->pk, ip);
 
-		if (S_ISREG(ip->mode) && ip->size)
-			err = read_file(p, ip);
+		if (tail) {	/* a window starts */
+			err = mk_pack_window(p->pk, p->t, i, &wend, &mem, &n);
+			if (!err)
+				err = read_window(p, mem, n, ip->ino);
+			if (err)
+				break;
+		}
+		tail = i < wend ? mk_pack_tail(p->pk, ip) : 0;
+		if (S_ISREG(ip->mode) && ip->size > tail)
+			err = read_file(p, ip, ip->size - tail);
 		else if (S_ISLNK(ip->mode))
 			err = read_symlink(p, ip);
 	}
+	return err;
+}
+
+static void *reader_main(void *arg)
+{
+	struct mk_pipe *p = arg;
+	int err = read_inodes(p);
+
 	pipe_end(p, err, !err);
 	return NULL;
 }
 
 /* ---- workers ----------------------------------------------------------- */
 
+/* A pack is one cluster of up to 256 KiB, stored as an extent. */
+static int encode_pack(struct mk_pipe *p, struct czfs_codec *codec,
+		       struct slot *s)
+{
+	struct czfs_cluster_policy pol = p->o.pol;
+	struct mk_cluster *cl = &s->c.cl[0];
+
+	if (!s->c.nclusters)
+		return 0;
+	pol.zero_detect = false;
+	pol.allow_inline = false;
+	cl->index = 0;
+	cl->out_off = 0;
+	return czfs_cluster_encode(codec, &pol, s->in, (unsigned)s->c.in_bytes,
+				   s->c.out, &cl->ci, &cl->out_len);
+}
+
 static int encode_chunk(struct mk_pipe *p, struct czfs_codec *codec,
 			struct slot *s)
 {
 	struct czfs_cluster_policy pol = p->o.pol;
 	unsigned used = 0;
+
+	if (s->c.pack)
+		return encode_pack(p, codec, s);
 
 	for (unsigned j = 0; j < s->c.nclusters; j++) {
 		struct mk_cluster *cl = &s->c.cl[j];
@@ -372,7 +506,9 @@ static void pipe_free(struct mk_pipe *p)
 		free(p->slots[i].in);
 		free(p->slots[i].c.out);
 		free(p->slots[i].c.cl);
+		free(p->slots[i].c.members);
 	}
+	mk_packer_free(p->pk);
 	free(p->slots);
 	free(p->workers);
 	pthread_mutex_destroy(&p->lock);
@@ -420,6 +556,8 @@ int mk_pipe_start(const struct mk_tree *t, const struct mk_pipe_opts *o,
 	pthread_cond_init(&p->cv_ready, NULL);
 	pthread_cond_init(&p->cv_done, NULL);
 	err = slots_alloc(p);
+	if (!err && o->pack.enabled)
+		err = mk_packer_new(&o->pack, p->cbytes, &p->pk);
 	if (!err)
 		err = threads_start(p);
 	if (err) {

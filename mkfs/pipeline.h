@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "cluster.h"
+#include "packing.h"
 
 struct mk_tree;
 struct mk_pipe;
@@ -33,12 +34,21 @@ struct mk_chunk {
 	unsigned nclusters;
 	struct mk_cluster *cl;
 	uint8_t *out;			/* encoded clusters, back to back */
+	/* a pack (packing.h): sent before the chunks of the window's inodes
+	 * (ino is its first); its one cluster (none when it holds only
+	 * copies) is pack seq, the members are those it places */
+	bool pack;
+	bool new_window;		/* the first pack of a window */
+	uint64_t seq;
+	struct mk_member *members;
+	unsigned nmembers;
 };
 
 struct mk_pipe_opts {
 	unsigned jobs;			/* worker threads, >= 1 */
 	unsigned cluster_shift;
 	struct czfs_cluster_policy pol;	/* allow_inline: for a file's tail */
+	struct mk_pack_opts pack;	/* enabled: tails go into packs */
 };
 
 /* Start the reader and the workers over t.  Returns 0 or -errno. */

@@ -299,6 +299,7 @@ struct czfs_inode {
 	__u8 reserved0;
 	__le64 nentries;		/* directories: entries, without . and .. */
 	__le64 inline_bytes;		/* payload bytes of its inline clusters
+					 * and the bytes of its PACKED ones
 					 * (exact with RO_COMPAT_INLINE_BYTES) */
 	__le64 prealloc;		/* blocks its clusters are promised
 					 * (INCOMPAT_PREALLOC) */
@@ -397,8 +398,9 @@ struct czfs_cluster {
  * COMPRESSED item of ulen pack_ulen would, so a reader needs no other
  * item; ulen is the cluster's own bytes, at offset in the decoded pack.
  * The item is the struct followed by struct czfs_cluster_packed (40
- * bytes).  A packed cluster counts no blocks in its inode's blocks: the
- * pack's blocks are owned by the PACK item, which counts its references.
+ * bytes).  A packed cluster counts no blocks in its inode's blocks (the
+ * pack's blocks are owned by the PACK item, which counts its references),
+ * its ulen in the inode's inline_bytes.
  */
 #define CZFS_PACK_MAX_ULEN	CZFS_MAX_CLUSTER_SIZE
 

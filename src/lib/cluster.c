@@ -44,7 +44,7 @@ static const char *kind_name(unsigned kind)
 		[CZFS_CLUSTER_PACKED] = "packed",
 	};
 
-	return kind < ARRAY_SIZE(names) ? names[kind] : "unknown";
+	return kind < ARRAY_SIZE(names) && names[kind] ? names[kind] : "unknown";
 }
 
 #define cluster_err(ci, fmt, ...)					\

@@ -32,6 +32,16 @@ struct czfs_cluster_info {
 	uint32_t pack_ulen;		/* the decoded pack's bytes */
 };
 
+/*
+ * Bytes of a cluster its inode's inline_bytes counts: an inline payload,
+ * or a packed cluster's range (its share of a pack), so that st_blocks
+ * shows what the file's data takes.
+ */
+static inline unsigned czfs_cluster_shared_bytes(const struct czfs_cluster_info *ci)
+{
+	return ci->kind == CZFS_CLUSTER_PACKED ? ci->ulen : ci->inline_len;
+}
+
 /* Kinds whose blocks are read from blkaddr (nblocks of them). */
 static inline bool czfs_cluster_has_extent(unsigned kind)
 {

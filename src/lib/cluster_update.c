@@ -86,7 +86,7 @@ static int cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 		return n >= 0 ? czfs_btree_delete(&fs->tree, &key) : 0;
 	if (ci->kind != CZFS_CLUSTER_PACKED)	/* the pack's, not the file's */
 		delta->blocks += ci->nblocks;
-	delta->inline_bytes += ci->inline_len;
+	delta->inline_bytes += czfs_cluster_shared_bytes(ci);
 	if (ci->prealloc) {
 		czfs_smap_prealloc_add(&fs->smap, ci->prealloc);
 		delta->prealloc += ci->prealloc;

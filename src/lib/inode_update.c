@@ -71,7 +71,7 @@ int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
 			czfs_smap_free(&fs->smap, ci.blkaddr, ci.nblocks);
 			freed->blocks += ci.nblocks;
 		}
-		freed->inline_bytes += ci.inline_len;
+		freed->inline_bytes += czfs_cluster_shared_bytes(&ci);
 		czfs_smap_prealloc_add(&fs->smap, -(int64_t)ci.prealloc);
 		freed->prealloc += ci.prealloc;
 		return 0;

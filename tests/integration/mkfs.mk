@@ -3,6 +3,7 @@
 MKFS_TESTS = \
 	tests/integration/mkfs_cli.sh \
 	tests/integration/mkfs_repro.sh \
-	tests/integration/mkfs_layout.sh
+	tests/integration/mkfs_layout.sh \
+	tests/integration/mkfs_pack.sh
 TESTS += $(MKFS_TESTS)
 EXTRA_DIST += $(MKFS_TESTS)

@@ -59,13 +59,23 @@ cmp "$T/src/a/x" "$T/mnt/a/x" || fail "a/x differs"
 [ "$(readlink "$T/mnt/a/y/link")" = ../c ] || fail "symlink target"
 czfs_umount "$T/mnt"
 
-note "data laid out in inode order from block 3 (small tails inline)"
+note "packed: the pack of the tails of b, c, a/x and z first, at block 3"
 LOCATE="$top_builddir/tests/czfs-locate"
+for p in "/b cluster 0" "/c cluster 0" "/a/x cluster 1" "/a/y/z cluster 0"; do
+	# shellcheck disable=SC2086
+	[ "$("$LOCATE" "$T/img" $p)" = "3 10 7" ] ||
+		fail "$p at '$("$LOCATE" "$T/img" $p)', want '3 10 7' (packed)"
+done
+[ "$("$LOCATE" "$T/img" /a/x cluster 0)" = "13 16 1" ] ||
+	fail "a/x cluster 0 at '$("$LOCATE" "$T/img" /a/x cluster 0)', want '13 16 1'"
+
+note "unpacked: data laid out in inode order from block 3 (small tails inline)"
+"$MKFS" -q -f --no-pack -T $EPOCH -d "$T/src" "$T/img"
 [ "$("$LOCATE" "$T/img" /a/x cluster 0)" = "3 16 1" ] ||
 	fail "a/x cluster 0 at '$("$LOCATE" "$T/img" /a/x cluster 0)', want '3 16 1'"
 [ "$("$LOCATE" "$T/img" /a/x cluster 1)" = "19 9 1" ] ||
 	fail "a/x cluster 1 at '$("$LOCATE" "$T/img" /a/x cluster 1)', want '19 9 1'"
-"$MKFS" -q -f --no-inline -T $EPOCH -d "$T/src" "$T/img"
+"$MKFS" -q -f --no-pack --no-inline -T $EPOCH -d "$T/src" "$T/img"
 [ "$("$LOCATE" "$T/img" /b cluster 0)" = "3 1 1" ] ||
 	fail "with --no-inline, b at '$("$LOCATE" "$T/img" /b cluster 0)', want '3 1 1'"
 [ "$("$LOCATE" "$T/img" /a/x cluster 0)" = "5 16 1" ] ||

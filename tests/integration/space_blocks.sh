@@ -115,7 +115,8 @@ rw_umount
 note "made by mkfs -d"
 mkdir -p "$T/tree"
 cp -r "$T/src" "$T/tree/w"
-"$MKFS" -q -s 64M -d "$T/tree" "$T/img2"
+# the layout of tails inline and in blocks (packs: mkfs_pack.sh)
+"$MKFS" -q -s 64M --no-pack -d "$T/tree" "$T/img2"
 check_blocks "$T/img2" w
 archive_roundtrip w
 czfs_umount "$M"

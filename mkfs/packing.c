@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT
+/* Packing small files and tails: windows, copies, PACK items (packing.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hash.h"
+#include "pack.h"
+#include "packing.h"
+#include "scan.h"
+#include "util.h"
+
+#define WINDOW_EXT_BYTES	(4u << 20)	/* tails sorted together */
+#define WINDOW_DATA_BYTES	(16ull << 20)	/* other data a window spans */
+
+/* ---- the reader's side ---------------------------------------------------- */
+
+struct seen {
+	uint64_t h[2];			/* 0, 0: a free slot */
+	uint64_t seq;
+	uint32_t off, len;
+};
+
+struct mk_packer {
+	struct mk_pack_opts o;
+	unsigned cbytes;
+	const struct mk_inode **members;
+	unsigned cap;
+	struct seen *seen;		/* open addressing, power of 2 */
+	size_t seen_cap, seen_n;
+};
+
+int mk_packer_new(const struct mk_pack_opts *o, unsigned cbytes,
+		  struct mk_packer **out)
+{
+	struct mk_packer *pk = calloc(1, sizeof(*pk));
+
+	if (!pk)
+		return -ENOMEM;
+	pk->o = *o;
+	pk->cbytes = cbytes;
+	*out = pk;
+	return 0;
+}
+
+void mk_packer_free(struct mk_packer *pk)
+{
+	if (!pk)
+		return;
+	free(pk->members);
+	free(pk->seen);
+	free(pk);
+}
+
+unsigned mk_pack_tail(const struct mk_packer *pk, const struct mk_inode *ip)
+{
+	unsigned tail;
+
+	/* a sparse file's clusters come from its data runs: not packed */
+	if (!pk || !S_ISREG(ip->mode) || !ip->size || ip->maybe_sparse)
+		return 0;
+	tail = (unsigned)(ip->size % pk->cbytes);
+	return tail <= pk->o.pack_max ? tail : 0;
+}
+
+static const char *ext_of(const char *path)
+{
+	const char *base = strrchr(path, '/'), *dot;
+
+	base = base ? base + 1 : path;
+	dot = strrchr(base, '.');
+	return dot && dot != base ? dot + 1 : "";
+}
+
+static int cmp_ext(const void *a, const void *b)
+{
+	const struct mk_inode *x = *(const struct mk_inode *const *)a;
+	const struct mk_inode *y = *(const struct mk_inode *const *)b;
+	int c = strcmp(ext_of(x->path), ext_of(y->path));
+
+	return c ? c : strcmp(x->path, y->path);
+}
+
+static int members_push(struct mk_packer *pk, unsigned n,
+			const struct mk_inode *ip)
+{
+	if (n == pk->cap) {
+		unsigned cap = pk->cap ? pk->cap * 2 : 256;
+		const struct mk_inode **m = realloc(pk->members,
+						    cap * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		pk->members = m;
+		pk->cap = cap;
+	}
+	pk->members[n] = ip;
+	return 0;
+}
+
+int mk_pack_window(struct mk_packer *pk, const struct mk_tree *t,
+		   uint64_t first, uint64_t *end, const struct mk_inode ***members,
+		   unsigned *n)
+{
+	uint64_t budget = pk->o.sort == MK_SORT_EXT ?
+			  MAX(WINDOW_EXT_BYTES, pk->o.pack_max) : pk->o.pack_max;
+	uint64_t tails = 0, other = 0, i;
+	int err = 0;
+
+	*n = 0;
+	for (i = first; i < t->count && !err; i++) {
+		const struct mk_inode *ip = t->inodes[i];
+		unsigned tail = mk_pack_tail(pk, ip);
+
+		if (tail && tails + tail > budget)
+			break;
+		if (S_ISREG(ip->mode))
+			other += ip->size - tail;
+		if (i > first && other > WINDOW_DATA_BYTES)
+			break;
+		if (!tail)
+			continue;
+		tails += tail;
+		err = members_push(pk, (*n)++, ip);
+	}
+	if (pk->o.sort == MK_SORT_EXT)
+		qsort(pk->members, *n, sizeof(*pk->members), cmp_ext);
+	*end = i;
+	*members = pk->members;
+	return err;
+}
+
+static int seen_grow(struct mk_packer *pk)
+{
+	size_t cap = pk->seen_cap ? pk->seen_cap * 2 : 4096;
+	struct seen *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < pk->seen_cap; i++) {
+		const struct seen *e = &pk->seen[i];
+		size_t k;
+
+		if (!e->h[0] && !e->h[1])
+			continue;
+		for (k = e->h[0] & (cap - 1); s[k].h[0] || s[k].h[1];
+		     k = (k + 1) & (cap - 1))
+			;
+		s[k] = *e;
+	}
+	free(pk->seen);
+	pk->seen = s;
+	pk->seen_cap = cap;
+	return 0;
+}
+
+int mk_pack_place(struct mk_packer *pk, const void *data, struct mk_member *m)
+{
+	static const uint64_t k0[2] = { 0x6d6b66732d706163ull, 0x6b2d636f70792d30ull };
+	static const uint64_t k1[2] = { 0x6d6b66732d706163ull, 0x6b2d636f70792d31ull };
+	uint64_t h[2];
+	size_t k;
+
+	if (!pk->o.dedup)
+		return 0;
+	if ((pk->seen_n + 1) * 2 > pk->seen_cap && seen_grow(pk))
+		return 0;		/* no memory: stored, not shared */
+	h[0] = czfs_siphash(k0, data, m->len);
+	h[1] = czfs_siphash(k1, data, m->len) | 1;	/* never 0, 0 */
+	for (k = h[0] & (pk->seen_cap - 1); pk->seen[k].h[0] || pk->seen[k].h[1];
+	     k = (k + 1) & (pk->seen_cap - 1)) {
+		const struct seen *e = &pk->seen[k];
+
+		if (e->h[0] == h[0] && e->h[1] == h[1] && e->len == m->len) {
+			m->seq = e->seq;
+			m->off = e->off;
+			return 1;
+		}
+	}
+	pk->seen[k] = (struct seen){ { h[0], h[1] }, m->seq, m->off, m->len };
+	pk->seen_n++;
+	return 0;
+}
+
+/* ---- the consumer's side -------------------------------------------------- */
+
+struct pack {
+	struct czfs_cluster_info ci;	/* as stored, kind 0: none */
+	uint32_t refs;
+};
+
+struct mk_packs {
+	struct pack *packs;		/* by seq */
+	uint64_t npacks, cap;
+	struct mk_member *members;	/* of the window, sorted by ino */
+	unsigned nmembers, mcap;
+	bool sorted;
+	struct mk_pack_stats st;
+};
+
+int mk_packs_new(struct mk_packs **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void mk_packs_free(struct mk_packs *ps)
+{
+	if (!ps)
+		return;
+	free(ps->packs);
+	free(ps->members);
+	free(ps);
+}
+
+static int pack_slot(struct mk_packs *ps, uint64_t seq)
+{
+	if (seq >= ps->cap) {
+		uint64_t cap = MAX(seq + 1, ps->cap * 2);
+		struct pack *p = realloc(ps->packs, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		memset(p + ps->cap, 0, (cap - ps->cap) * sizeof(*p));
+		ps->packs = p;
+		ps->cap = cap;
+	}
+	ps->npacks = MAX(ps->npacks, seq + 1);
+	return 0;
+}
+
+int mk_packs_add(struct mk_packs *ps, uint64_t seq,
+		 const struct czfs_cluster_info *ci,
+		 const struct mk_member *m, unsigned n, bool new_window)
+{
+	int err;
+
+	if (ci) {
+		err = pack_slot(ps, seq);
+		if (err)
+			return err;
+		ps->packs[seq].ci = *ci;
+		ps->st.packs++;
+		ps->st.blocks += ci->nblocks;
+		ps->st.bytes += ci->ulen;
+	}
+	if (new_window)
+		ps->nmembers = 0;
+	if (ps->nmembers + n > ps->mcap) {
+		unsigned cap = MAX(ps->nmembers + n, ps->mcap * 2);
+		struct mk_member *v = realloc(ps->members, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ps->members = v;
+		ps->mcap = cap;
+	}
+	memcpy(ps->members + ps->nmembers, m, n * sizeof(*m));
+	ps->nmembers += n;
+	ps->sorted = false;
+	return 0;
+}
+
+static int cmp_ino(const void *a, const void *b)
+{
+	const struct mk_member *x = a, *y = b;
+
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+bool mk_packs_member(struct mk_packs *ps, uint64_t ino, uint64_t *index,
+		     struct czfs_cluster_info *ci)
+{
+	struct mk_member key = { .ino = ino }, *m;
+	struct pack *p;
+
+	if (!ps->sorted) {
+		qsort(ps->members, ps->nmembers, sizeof(*ps->members), cmp_ino);
+		ps->sorted = true;
+	}
+	m = bsearch(&key, ps->members, ps->nmembers, sizeof(*m), cmp_ino);
+	if (!m || m->seq >= ps->npacks || !ps->packs[m->seq].ci.kind)
+		return false;
+	p = &ps->packs[m->seq];
+	czfs_cluster_packed_make(&p->ci, m->off, m->len, ci);
+	*index = m->index;
+	if (p->refs++ && m->copy) {
+		ps->st.dedup++;
+		ps->st.dedup_bytes += m->len;
+	}
+	ps->st.members++;
+	ps->st.member_bytes += m->len;
+	ps->st.alone_blocks += DIV_ROUND_UP(m->len, CZFS_BLOCK_SIZE);
+	return true;
+}
+
+int mk_packs_emit(struct mk_packs *ps,
+		  int (*add)(void *arg, uint64_t blkaddr, const void *val,
+			     unsigned len), void *arg)
+{
+	uint8_t val[sizeof(struct czfs_pack)];
+	uint64_t last = 0;
+	int err = 0;
+
+	for (uint64_t s = 0; s < ps->npacks && !err; s++) {
+		const struct pack *p = &ps->packs[s];
+		struct czfs_pack_info pi = {
+			.blkaddr = p->ci.blkaddr, .refs = p->refs,
+			.alg = p->ci.kind == CZFS_CLUSTER_COMPRESSED ? p->ci.alg : 0,
+			.nblocks = p->ci.nblocks, .ulen = p->ci.ulen,
+			.checksum = p->ci.checksum,
+		};
+
+		if (!p->ci.kind || !p->refs)
+			continue;
+		if (pi.blkaddr <= last)	/* written in order: keys in order */
+			return -EINVAL;
+		last = pi.blkaddr;
+		err = add(arg, pi.blkaddr, val, czfs_pack_item_encode(&pi, val));
+	}
+	return err;
+}
+
+void mk_packs_stats(const struct mk_packs *ps, struct mk_pack_stats *st)
+{
+	*st = ps->st;
+}
