@@ -19,7 +19,7 @@ int fsck_ctx_init(struct fsck_ctx *c)
 	c->fixes = FSCK_VEC(struct fsck_fix);
 	c->leaked = FSCK_VEC(struct fsck_range);
 	c->unmarked = FSCK_VEC(struct fsck_range);
-	c->pack_fixes = FSCK_VEC(struct czfs_pack_info);
+	c->pack_fixes = (struct fsck_vec){ .size = fsck_pack_fix_size() };
 	c->codec = czfs_codec_new();
 	c->scratch = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_MAX_CLUSTER_SIZE);
 	c->data = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_MAX_CLUSTER_SIZE);
@@ -76,7 +76,9 @@ int fsck_check(struct fsck_ctx *c)
 	fsck_progress_end(c);
 	if (err)
 		return err;
-	fsck_packs_finish(c);
+	err = fsck_packs_finish(c);
+	if (err)
+		return err;
 	check_features(c);
 	err = fsck_check_links(c);
 	if (!err)

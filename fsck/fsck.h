@@ -137,7 +137,7 @@ struct fsck_ctx {
 	bool prealloc_unknown;		/* a damaged cluster item may be one */
 	struct fsck_pack *packs;	/* packs.c: a table by blkaddr */
 	size_t packs_cap, packs_n;
-	struct fsck_vec pack_fixes;	/* struct czfs_pack_info: refs to set */
+	struct fsck_vec pack_fixes;	/* packs.c: PACK items to write */
 
 	/* problems found, and the plan to repair them */
 	unsigned long errors;		/* cannot be repaired */
@@ -266,9 +266,11 @@ int fsck_pack_cluster(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 /* A PACK item (after every cluster, in key order).  0 or -ENOMEM. */
 int fsck_pack_item(struct fsck_ctx *c, const struct czfs_key *key,
 		   const void *val, unsigned len);
-/* After the walk: packs used without a PACK item. */
-void fsck_packs_finish(struct fsck_ctx *c);
-/* -y: set the planned refs (inside the repair's transaction). 0/-errno. */
+/* After the walk: packs used without a PACK item.  0 or -ENOMEM. */
+int fsck_packs_finish(struct fsck_ctx *c);
+/* The size of a planned repair, for c->pack_fixes. */
+size_t fsck_pack_fix_size(void);
+/* -y: write the planned PACK items (inside the repair's transaction). */
 int fsck_repair_packs(struct fsck_ctx *c);
 
 /* ---- repair.c ---------------------------------------------------------- */

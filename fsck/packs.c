@@ -3,8 +3,10 @@
  * Shared packs: every PACKED cluster is counted against its pack's
  * address; each PACK item's blocks are referenced once and its refs must
  * equal the clusters found pointing at it, which must all describe it as
- * the item does.  A wrong count alone is repaired (-y) when every cluster
- * item decoded.
+ * the item does.  A wrong count, or a PACK item missing for a pack its
+ * clusters agree on, is repaired (-y) when every cluster item decoded;
+ * the blocks of a pack without its item stay referenced meanwhile, so
+ * that they are never taken for leaked and freed under its files.
  */
 #include "config.h"
 
@@ -21,6 +23,13 @@ struct fsck_pack {
 	struct czfs_pack_info desc;	/* as its first cluster says */
 	uint32_t found;			/* PACKED clusters pointing at it */
 	bool item_seen;
+	bool differ;			/* its clusters describe it otherwise */
+};
+
+/* A planned repair: the PACK item to write (insert: there is none). */
+struct fsck_pack_fix {
+	struct czfs_pack_info pi;
+	bool insert;
 };
 
 static uint64_t slot_of(uint64_t blkaddr, size_t cap)
@@ -83,10 +92,12 @@ int fsck_pack_cluster(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 		czfs_pack_of_cluster(ci, &p->desc);
 		return 0;
 	}
-	if (!czfs_pack_matches(&p->desc, ci))
-		fsck_error(c, "inode %" PRIu64 ": cluster %" PRIu64
-			   " describes the pack at block %" PRIu64
-			   " unlike another cluster", ino, idx, ci->blkaddr);
+	if (czfs_pack_matches(&p->desc, ci))
+		return 0;
+	p->differ = true;
+	fsck_error(c, "inode %" PRIu64 ": cluster %" PRIu64
+		   " describes the pack at block %" PRIu64
+		   " unlike another cluster", ino, idx, ci->blkaddr);
 	return 0;
 }
 
@@ -132,23 +143,49 @@ int fsck_pack_item(struct fsck_ctx *c, const struct czfs_key *key,
 	fsck_fixable(c, "pack at block %" PRIu64 ": %u references, %u clusters use it",
 		     pi.blkaddr, pi.refs, p->found);
 	pi.refs = p->found;
-	return fsck_vec_push(&c->pack_fixes, &pi) ? 0 : -ENOMEM;
+	return fsck_vec_push(&c->pack_fixes,
+			     &(struct fsck_pack_fix){ pi, false }) ? 0 : -ENOMEM;
 }
 
-void fsck_packs_finish(struct fsck_ctx *c)
+/* Its clusters name a pack that has no item: keep its blocks; plan one. */
+static int pack_missing(struct fsck_ctx *c, struct fsck_pack *p)
 {
-	for (size_t i = 0; i < c->packs_cap; i++) {
+	struct czfs_pack_info pi = p->desc;
+
+	if (!fsck_ref(c, p->blkaddr, p->desc.nblocks, "pack", 0) || p->differ) {
+		fsck_error(c, "pack at block %" PRIu64 ": %u clusters use it, no PACK item",
+			   p->blkaddr, p->found);
+		return 0;
+	}
+	c->data_blocks += p->desc.nblocks;
+	fsck_fixable(c, "pack at block %" PRIu64 ": %u clusters use it, no PACK item",
+		     p->blkaddr, p->found);
+	pi.refs = p->found;
+	return fsck_vec_push(&c->pack_fixes,
+			     &(struct fsck_pack_fix){ pi, true }) ? 0 : -ENOMEM;
+}
+
+int fsck_packs_finish(struct fsck_ctx *c)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < c->packs_cap; i++) {
 		struct fsck_pack *p = &c->packs[i];
 
 		if (p->blkaddr && !p->item_seen)
-			fsck_error(c, "pack at block %" PRIu64 ": %u clusters use it, no PACK item",
-				   p->blkaddr, p->found);
+			err = pack_missing(c, p);
 	}
 	/* a count from damaged cluster items may be short: do not set it */
 	if (c->refs_incomplete && c->pack_fixes.n) {
 		c->unfixed += c->pack_fixes.n;
 		c->pack_fixes.n = 0;
 	}
+	return err;
+}
+
+size_t fsck_pack_fix_size(void)
+{
+	return sizeof(struct fsck_pack_fix);
 }
 
 int fsck_repair_packs(struct fsck_ctx *c)
@@ -157,13 +194,14 @@ int fsck_repair_packs(struct fsck_ctx *c)
 	int err = 0;
 
 	for (size_t i = 0; !err && i < c->pack_fixes.n; i++) {
-		const struct czfs_pack_info *pi =
-			fsck_vec_at(&c->pack_fixes, struct czfs_pack_info, i);
+		const struct fsck_pack_fix *f =
+			fsck_vec_at(&c->pack_fixes, struct fsck_pack_fix, i);
 		struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK,
-					pi->blkaddr };
+					f->pi.blkaddr };
+		unsigned len = czfs_pack_item_encode(&f->pi, val);
 
-		err = czfs_btree_update(&c->fs->tree, &key, val,
-					czfs_pack_item_encode(pi, val));
+		err = f->insert ? czfs_btree_insert(&c->fs->tree, &key, val, len) :
+		      czfs_btree_update(&c->fs->tree, &key, val, len);
 	}
 	return err;
 }

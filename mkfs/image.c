@@ -93,6 +93,7 @@ struct mk_image {
 	struct mk_named *named;
 	unsigned named_cap;
 	struct mk_packs *packs;
+	uint64_t cur_ino;		/* the inode being written */
 };
 
 /* ---- allocation and batched writes -------------------------------------- */
@@ -501,6 +502,33 @@ static void end_inode(struct mk_image *im)
 }
 
 
+static int share_cluster(struct mk_image *im, uint64_t index,
+			 struct czfs_cluster_info *ci)
+{
+	struct czfs_cluster_info stored = *ci;
+	int err;
+
+	if (stored.kind == CZFS_CLUSTER_COMPRESSED)
+		im->incompat |= czfs_alg_feature(stored.alg);
+	err = mk_packs_share(im->packs, im->cur_ino, index, &stored, ci);
+	if (err)
+		return err;
+	im->incompat |= CZFS_FEATURE_INCOMPAT_PACKED;
+	im->inode_inline += czfs_cluster_shared_bytes(ci);
+	return 0;
+}
+
+/* A cluster of the file a copy shares: its item in the copy. */
+static int add_copied(void *arg, uint64_t index, const struct czfs_cluster_info *ci)
+{
+	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
+	struct mk_image *im = arg;
+
+	im->inode_inline += czfs_cluster_shared_bytes(ci);
+	return add_item(im, im->cur_ino, CZFS_ITEM_CLUSTER, index, val,
+			czfs_cluster_item_encode(ci, val), NULL);
+}
+
 static int add_cluster(struct mk_image *im, uint64_t ino,
 		       const struct mk_chunk *c, const struct mk_cluster *cl)
 {
@@ -518,9 +546,12 @@ static int add_cluster(struct mk_image *im, uint64_t ino,
 		if (!err)
 			err = batch_add(im, ci.blkaddr, c->out + cl->out_off,
 					cl->out_len);
+		if (!err && c->shared)	/* a pack of its own, for its copies */
+			err = share_cluster(im, cl->index, &ci);
 		if (err)
 			return err;
-		im->inode_blocks += ci.nblocks;
+		if (ci.kind != CZFS_CLUSTER_PACKED)
+			im->inode_blocks += ci.nblocks;
 		break;
 	default:
 		im->inode_inline += ci.inline_len;
@@ -598,12 +629,16 @@ static int write_inodes(struct mk_image *im, struct mk_pipe *p)
 	for (uint64_t i = 0; i < im->t->count && !err; i++) {
 		const struct mk_inode *ip = im->t->inodes[i];
 
+		im->cur_ino = ip->ino;
 		err = begin_inode(im, ip);
 		while (!err && c && c->ino == ip->ino) {
 			err = c->pack ? add_pack(im, c) : add_chunk(im, c);
 			mk_pipe_release(p, c);
 			c = err ? NULL : mk_pipe_next(p);
 		}
+		if (!err && ip->copy_of)
+			err = mk_packs_copy(im->packs, ip->copy_of->ino,
+					    add_copied, im);
 		if (!err)
 			err = add_packed(im, ip->ino);
 		end_inode(im);

@@ -6,6 +6,7 @@ mkfs_mkfs_czfs_SOURCES = \
 	mkfs/pipeline.c mkfs/pipeline.h \
 	mkfs/image.c mkfs/image.h \
 	mkfs/packing.c mkfs/packing.h \
+	mkfs/copies.c mkfs/copies.h \
 	mkfs/progress.c mkfs/progress.h
 mkfs_mkfs_czfs_CFLAGS = $(AM_CFLAGS)
 mkfs_mkfs_czfs_LDADD = $(CZFS_LIBS)

@@ -16,6 +16,7 @@
 
 #include "bdev.h"
 #include "compress.h"
+#include "copies.h"
 #include "image.h"
 #include "log.h"
 #include "pipeline.h"
@@ -291,6 +292,7 @@ struct mk_run {
 	struct stat img_st;
 	struct mk_progress pr;
 	struct mk_image_stats st;
+	struct mk_copies_stats copies;	/* whole copies found */
 };
 
 static int check_image(struct mk_run *r)
@@ -324,8 +326,16 @@ static int scan_source(struct mk_run *r)
 		.exclude_dev = r->img_st.st_dev, .exclude_ino = r->img_st.st_ino,
 	};
 
-	if (r->o.dir)
-		return mk_scan(r->o.dir, &so, &r->tree);
+	int err;
+
+	if (r->o.dir) {
+		err = mk_scan(r->o.dir, &so, &r->tree);
+		if (!err && !r->o.no_pack && !r->o.no_dedup)
+			err = mk_find_copies(&r->tree,
+					     CZFS_BLOCK_SIZE << r->o.cluster_shift,
+					     &r->copies);
+		return err;
+	}
 	return mk_tree_empty(r->o.uid >= 0 ? (uid_t)r->o.uid : getuid(),
 			     r->o.gid >= 0 ? (gid_t)r->o.gid : getgid(),
 			     &r->tree);
@@ -442,6 +452,13 @@ static void pack_summary(const struct mk_pack_stats *st)
 {
 	uint64_t saved = st->alone_blocks - MIN(st->alone_blocks, st->blocks);
 
+	if (st->copies)
+		printf("mkfs.czfs: %llu files are copies of others (%.1f MiB): they share their clusters\n",
+		       (unsigned long long)st->copies,
+		       st->copy_bytes / 1048576.0);
+	if (!st->packs)
+		return;
+
 	printf("mkfs.czfs: packed %llu small files and tails (%.1f MiB, %llu shared copies) into %llu packs of %.1f MiB, %.1f MiB less than a block each\n",
 	       (unsigned long long)st->members, st->member_bytes / 1048576.0,
 	       (unsigned long long)st->dedup, (unsigned long long)st->packs,
@@ -468,7 +485,7 @@ static int run(struct mk_run *r)
 		mk_progress_summary(&r->pr, r->tree.nfiles, r->tree.ndirs,
 				    r->tree.bytes,
 				    r->st.image_blocks << CZFS_BLOCK_SHIFT);
-	if (!err && !r->o.quiet && r->st.pack.packs)
+	if (!err && !r->o.quiet)
 		pack_summary(&r->st.pack);
 	mk_tree_free(&r->tree);
 	return err;

@@ -192,9 +192,17 @@ struct pack {
 	uint32_t refs;
 };
 
+/* A cluster of a copied file: its pack in fpacks. */
+struct shared {
+	uint64_t ino, index, fpack;
+};
+
 struct mk_packs {
 	struct pack *packs;		/* by seq */
 	uint64_t npacks, cap;
+	struct pack *fpacks;		/* of copied files' clusters, in order */
+	struct shared *shared;		/* the same, with their file */
+	uint64_t nfpacks, fcap;
 	struct mk_member *members;	/* of the window, sorted by ino */
 	unsigned nmembers, mcap;
 	bool sorted;
@@ -212,6 +220,8 @@ void mk_packs_free(struct mk_packs *ps)
 	if (!ps)
 		return;
 	free(ps->packs);
+	free(ps->fpacks);
+	free(ps->shared);
 	free(ps->members);
 	free(ps);
 }
@@ -297,29 +307,107 @@ bool mk_packs_member(struct mk_packs *ps, uint64_t ino, uint64_t *index,
 	return true;
 }
 
+int mk_packs_share(struct mk_packs *ps, uint64_t ino, uint64_t index,
+		   const struct czfs_cluster_info *ci,
+		   struct czfs_cluster_info *packed)
+{
+	if (ps->nfpacks == ps->fcap) {
+		uint64_t cap = ps->fcap ? ps->fcap * 2 : 256;
+		struct pack *p = realloc(ps->fpacks, cap * sizeof(*p));
+		struct shared *s = p ? realloc(ps->shared, cap * sizeof(*s)) : NULL;
+
+		if (p)
+			ps->fpacks = p;
+		if (!s)
+			return -ENOMEM;
+		ps->shared = s;
+		ps->fcap = cap;
+	}
+	ps->fpacks[ps->nfpacks] = (struct pack){ *ci, 1 };
+	ps->shared[ps->nfpacks] = (struct shared){ ino, index, ps->nfpacks };
+	ps->nfpacks++;
+	czfs_cluster_packed_make(ci, 0, ci->ulen, packed);
+	return 0;
+}
+
+/* The first cluster of ino in shared (in inode order), or NULL. */
+static struct shared *first_shared(struct mk_packs *ps, uint64_t ino)
+{
+	uint64_t lo = 0, hi = ps->nfpacks;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (ps->shared[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ps->nfpacks && ps->shared[lo].ino == ino ?
+	       &ps->shared[lo] : NULL;
+}
+
+int mk_packs_copy(struct mk_packs *ps, uint64_t ino,
+		  int (*add)(void *arg, uint64_t index,
+			     const struct czfs_cluster_info *ci), void *arg)
+{
+	struct shared *s = first_shared(ps, ino);
+	struct czfs_cluster_info ci;
+	int err = 0;
+
+	if (!s)		/* its clusters are all holes */
+		return 0;
+	for (; !err && s < ps->shared + ps->nfpacks && s->ino == ino; s++) {
+		struct pack *p = &ps->fpacks[s->fpack];
+
+		p->refs++;
+		ps->st.copy_bytes += p->ci.ulen;
+		czfs_cluster_packed_make(&p->ci, 0, p->ci.ulen, &ci);
+		err = add(arg, s->index, &ci);
+	}
+	ps->st.copies++;
+	return err;
+}
+
+static int emit_one(const struct pack *p, uint64_t *last,
+		    int (*add)(void *arg, uint64_t blkaddr, const void *val,
+			       unsigned len), void *arg)
+{
+	uint8_t val[sizeof(struct czfs_pack)];
+	struct czfs_pack_info pi = {
+		.blkaddr = p->ci.blkaddr, .refs = p->refs,
+		.alg = p->ci.kind == CZFS_CLUSTER_COMPRESSED ? p->ci.alg : 0,
+		.nblocks = p->ci.nblocks, .ulen = p->ci.ulen,
+		.checksum = p->ci.checksum,
+	};
+
+	if (pi.blkaddr <= *last)	/* written in order: keys in order */
+		return -EINVAL;
+	*last = pi.blkaddr;
+	return add(arg, pi.blkaddr, val, czfs_pack_item_encode(&pi, val));
+}
+
 int mk_packs_emit(struct mk_packs *ps,
 		  int (*add)(void *arg, uint64_t blkaddr, const void *val,
 			     unsigned len), void *arg)
 {
-	uint8_t val[sizeof(struct czfs_pack)];
-	uint64_t last = 0;
+	uint64_t s = 0, f = 0, last = 0;
 	int err = 0;
 
-	for (uint64_t s = 0; s < ps->npacks && !err; s++) {
-		const struct pack *p = &ps->packs[s];
-		struct czfs_pack_info pi = {
-			.blkaddr = p->ci.blkaddr, .refs = p->refs,
-			.alg = p->ci.kind == CZFS_CLUSTER_COMPRESSED ? p->ci.alg : 0,
-			.nblocks = p->ci.nblocks, .ulen = p->ci.ulen,
-			.checksum = p->ci.checksum,
-		};
+	/* both lists are in the order written: merge them by address */
+	while (!err && (s < ps->npacks || f < ps->nfpacks)) {
+		const struct pack *p;
 
-		if (!p->ci.kind || !p->refs)
+		if (s < ps->npacks && (!ps->packs[s].ci.kind || !ps->packs[s].refs)) {
+			s++;
 			continue;
-		if (pi.blkaddr <= last)	/* written in order: keys in order */
-			return -EINVAL;
-		last = pi.blkaddr;
-		err = add(arg, pi.blkaddr, val, czfs_pack_item_encode(&pi, val));
+		}
+		if (f >= ps->nfpacks || (s < ps->npacks &&
+		    ps->packs[s].ci.blkaddr < ps->fpacks[f].ci.blkaddr))
+			p = &ps->packs[s++];
+		else
+			p = &ps->fpacks[f++];
+		err = emit_one(p, &last, add, arg);
 	}
 	return err;
 }

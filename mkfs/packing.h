@@ -79,6 +79,7 @@ struct mk_pack_stats {
 	uint64_t dedup, dedup_bytes;	/* of which copies */
 	uint64_t alone_blocks;		/* what the members would take as
 					 * extents on their own, at most */
+	uint64_t copies, copy_bytes;	/* whole files shared (copies.h) */
 };
 
 int mk_packs_new(struct mk_packs **out);
@@ -99,6 +100,24 @@ int mk_packs_add(struct mk_packs *ps, uint64_t seq,
  */
 bool mk_packs_member(struct mk_packs *ps, uint64_t ino, uint64_t *index,
 		     struct czfs_cluster_info *ci);
+
+/*
+ * Whole copies (copies.h): cluster index of the copied file ino, stored
+ * (RAW or COMPRESSED at ci->blkaddr), becomes a pack of its own; *packed
+ * is the PACKED cluster that ino (and each copy) has instead.  Calls must
+ * come in inode and index order.  0 or -ENOMEM.
+ */
+int mk_packs_share(struct mk_packs *ps, uint64_t ino, uint64_t index,
+		   const struct czfs_cluster_info *ci,
+		   struct czfs_cluster_info *packed);
+
+/*
+ * The clusters a copy of the copied file ino shares, in index order,
+ * through add (each counted as a reference).  0 or the first error.
+ */
+int mk_packs_copy(struct mk_packs *ps, uint64_t ino,
+		  int (*add)(void *arg, uint64_t index,
+			     const struct czfs_cluster_info *ci), void *arg);
 
 /* Each pack's PACK item in key order, through add (0 or -errno). */
 int mk_packs_emit(struct mk_packs *ps,

@@ -112,6 +112,7 @@ static void slot_setup(struct mk_pipe *p, struct slot *s, uint64_t ino,
 {
 	s->c.ino = ino;
 	s->c.pack = false;
+	s->c.shared = false;
 	s->c.nmembers = 0;
 	s->c.in_bytes = len;
 	s->c.nclusters = DIV_ROUND_UP(len, p->cbytes);
@@ -157,6 +158,7 @@ static int read_run(struct mk_pipe *p, const struct mk_inode *ip, int fd,
 		if (!s)
 			return -ECANCELED;
 		slot_setup(p, s, ip->ino, pos, len, pos + len == ip->size);
+		s->c.shared = ip->has_copies;
 		err = read_full(p, ip, fd, s->in, len, pos);
 		if (err)
 			return err;
@@ -341,6 +343,8 @@ static int read_inodes(struct mk_pipe *p)
 				break;
 		}
 		tail = i < wend ? mk_pack_tail(p->pk, ip) : 0;
+		if (ip->copy_of)	/* its clusters are the copied file's */
+			continue;
 		if (S_ISREG(ip->mode) && ip->size > tail)
 			err = read_file(p, ip, ip->size - tail);
 		else if (S_ISLNK(ip->mode))
@@ -392,7 +396,8 @@ static int encode_chunk(struct mk_pipe *p, struct czfs_codec *codec,
 		unsigned ulen = last ? s->last_ulen : p->cbytes;
 		int err;
 
-		pol.allow_inline = p->o.pol.allow_inline && last && s->tail;
+		pol.allow_inline = p->o.pol.allow_inline && last && s->tail &&
+				   !s->c.shared;
 		cl->index = s->first_index + j;
 		cl->out_off = used;
 		err = czfs_cluster_encode(codec, &pol, s->in + (size_t)j * p->cbytes,

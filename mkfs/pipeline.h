@@ -38,6 +38,8 @@ struct mk_chunk {
 	 * (ino is its first); its one cluster (none when it holds only
 	 * copies) is pack seq, the members are those it places */
 	bool pack;
+	bool shared;			/* a file with copies (copies.h): no
+					 * inline clusters, its extents shared */
 	bool new_window;		/* the first pack of a window */
 	uint64_t seq;
 	struct mk_member *members;

@@ -35,6 +35,10 @@ struct mk_inode {
 	uint32_t rdev_major, rdev_minor;
 	uint64_t parent;		/* directories */
 	bool maybe_sparse;		/* fewer blocks allocated than size */
+	/* copies.h: a file whose bytes equal an earlier one's, whose clusters
+	 * it shares; and whether an earlier one has later copies */
+	struct mk_inode *copy_of;
+	bool has_copies;
 	char *path;			/* dirs, regular files: relative path */
 	char *target;			/* symlinks */
 	struct mk_xattr *xattrs;

@@ -20,6 +20,9 @@
  *   czfs-corrupt IMAGE reserve PATH FIRST END  no damage: the holes of
  *        clusters [FIRST, END) of PATH become RESERVED, as fallocate does
  *        (room not checked; for the fuzzer's seeds)
+ *   czfs-corrupt IMAGE pack-refs PATH IDX N  the pack cluster IDX of PATH
+ *        points into counts N references
+ *   czfs-corrupt IMAGE pack-drop PATH IDX  delete that pack's PACK item
  *   czfs-corrupt IMAGE used-count DELTA    a checkpoint with a wrong used count
  *   czfs-corrupt IMAGE commit              an empty transaction
  *   czfs-corrupt IMAGE poke PATH KIND ARG BYTE VALUE
@@ -46,6 +49,7 @@
 #include "hash.h"
 #include "inode.h"
 #include "log.h"
+#include "pack.h"
 #include "super.h"
 #include "util.h"
 
@@ -213,6 +217,46 @@ static int unmark(struct cmd *c)
 	return err;
 }
 
+/* The PACK item of the pack cluster argv[4] of argv[3] points into. */
+static int pack_item(struct cmd *c, struct czfs_key *key,
+		     struct czfs_pack_info *pi)
+{
+	uint8_t inl[CZFS_INLINE_MAX], val[sizeof(struct czfs_pack)];
+	struct czfs_cluster_info ci;
+	struct czfs_inode_info ii;
+	int err = path_inode(c, &ii), n;
+
+	if (!err)
+		err = czfs_cluster_lookup(c->fs, &ii, num(c->argv[4]), 1, &ci, inl);
+	if (!err && ci.kind != CZFS_CLUSTER_PACKED)
+		err = -EINVAL;
+	if (err)
+		return err;
+	*key = (struct czfs_key){ CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, ci.blkaddr };
+	n = czfs_btree_lookup(&c->fs->tree, key, val, sizeof(val));
+	if (n < 0)
+		return n;
+	return czfs_pack_item_decode(ci.blkaddr, val, (unsigned)n,
+				     c->fs->cp.max_blocks, pi);
+}
+
+static int pack_change(struct cmd *c, bool drop)
+{
+	uint8_t val[sizeof(struct czfs_pack)];
+	struct czfs_pack_info pi;
+	struct czfs_key key;
+	int err = pack_item(c, &key, &pi);
+
+	if (err)
+		return err;
+	printf("%llu %u\n", (unsigned long long)pi.blkaddr, pi.refs);
+	if (drop)
+		return czfs_btree_delete(&c->fs->tree, &key);
+	pi.refs = (uint32_t)num(c->argv[5]);
+	return czfs_btree_update(&c->fs->tree, &key, val,
+				 czfs_pack_item_encode(&pi, val));
+}
+
 static int transaction(struct cmd *c)
 {
 	const char *op = c->argv[2];
@@ -231,6 +275,10 @@ static int transaction(struct cmd *c)
 		err = c->argc > 3 ? leak(c) : -EINVAL;
 	else if (!strcmp(op, "unmark"))
 		err = c->argc > 4 ? unmark(c) : -EINVAL;
+	else if (!strcmp(op, "pack-refs"))
+		err = c->argc > 5 ? pack_change(c, false) : -EINVAL;
+	else if (!strcmp(op, "pack-drop"))
+		err = c->argc > 4 ? pack_change(c, true) : -EINVAL;
 	else if (!strcmp(op, "reserve"))
 		err = c->argc > 5 ? reserve(c) : -EINVAL;
 	else if (!strcmp(op, "inode-count"))

@@ -56,6 +56,7 @@ static void usage(FILE *out)
 "  -F         no fallocate\n"
 "  -Z         also O_DIRECT reads and writes (4 KiB aligned)\n"
 "  -d FILE    write the final model (the expected file) to FILE\n"
+"  -e         start from the file as it is (its bytes the first model)\n"
 "  -X OP      self-test: invert one model byte after op OP (must fail)\n"
 "  -v         print every operation\n");
 }
@@ -83,7 +84,7 @@ static void parse_args(struct fsx *f, int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "N:S:l:c:o:p:MFZd:X:vh")) != -1) {
+	while ((c = getopt(argc, argv, "N:S:l:c:o:p:MFZd:eX:vh")) != -1) {
 		switch (c) {
 		case 'N': f->nops = parse_size(optarg, "op count"); break;
 		case 'S': f->seed = parse_size(optarg, "seed"); break;
@@ -95,6 +96,7 @@ static void parse_args(struct fsx *f, int argc, char **argv)
 		case 'F': f->no_falloc = true; break;
 		case 'Z': f->direct = true; break;
 		case 'd': f->dump_path = optarg; break;
+		case 'e': f->existing = true; break;
 		case 'X': f->flip_after = parse_size(optarg, "op"); break;
 		case 'v': f->verbose = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -212,6 +214,28 @@ static void *alloc_or_die(size_t align, size_t len)
 	return p;
 }
 
+/* -e: the file's bytes (up to -l) are the model to start from. */
+static void load_existing(struct fsx *f)
+{
+	struct stat st;
+	uint64_t done = 0;
+
+	if (fstat(f->fd, &st))
+		fsx_die(f, "fstat: %s", strerror(errno));
+	if ((uint64_t)st.st_size > f->maxlen)
+		fsx_die(f, "-e: the file is larger than -l");
+	f->size = (uint64_t)st.st_size;
+	while (done < f->size) {
+		ssize_t n = pread(f->fd, f->model + done, f->size - done,
+				  (off_t)done);
+
+		if (n <= 0)
+			fsx_die(f, "-e: reading the file: %s",
+				n ? strerror(errno) : "short");
+		done += (uint64_t)n;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct fsx f = {
@@ -225,7 +249,9 @@ int main(int argc, char **argv)
 	f.model = alloc_or_die(64, f.maxlen);
 	f.buf = alloc_or_die(4096, f.maxlen + 4096);
 	f.abuf = alloc_or_die(4096, f.maxlen + 4096);
-	fsx_open(&f, true);
+	fsx_open(&f, !f.existing);
+	if (f.existing)
+		load_existing(&f);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (f.opnum = 1; f.opnum <= f.nops; f.opnum++) {
 		t = choose_op(&f);

@@ -62,6 +62,7 @@ struct fsx {
 	uint64_t nops, seed, maxlen, maxop, bias, verify_period;
 	uint64_t flip_after;	/* -X: corrupt the model after this op (0: never) */
 	bool no_mmap, no_falloc, direct, verbose;
+	bool existing;		/* -e: start from the file's bytes */
 	const char *path, *dump_path;
 
 	/* state */

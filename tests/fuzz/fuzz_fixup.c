@@ -75,6 +75,8 @@ static void fix_cluster(struct img *im, uint8_t *val, unsigned len)
 		return;
 	memcpy(&c, val, sizeof(c));
 	a = le64_to_cpu(c.blkaddr);
+	if (c.kind == CZFS_CLUSTER_PACKED)	/* its pack: a raw or compressed extent */
+		c.kind = c.alg ? CZFS_CLUSTER_COMPRESSED : CZFS_CLUSTER_RAW;
 	if (c.kind == CZFS_CLUSTER_INLINE || c.kind == CZFS_CLUSTER_INLINE_COMPRESSED) {
 		crc = czfs_crc32c(0, val + sizeof(c), len - sizeof(c));
 	} else if (c.kind == CZFS_CLUSTER_RAW && extent_ok(im, a, c.nblocks)) {

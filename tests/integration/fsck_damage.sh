@@ -6,6 +6,7 @@
 # the rest reads.  Then random byte flips: fsck (-n, --extract, -y) and
 # dump never crash or hang, and report no sanitizer error.
 . "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/fscklib.sh"
 require_fuse
 FSCK="$top_builddir/fsck/fsck.czfs"
 DUMP="$top_builddir/dump/dump.czfs"
@@ -36,28 +37,6 @@ flip_block() {	# IMAGE BLOCK BYTE
 	flip "$1" $(( $2 * 4096 + $3 ))
 }
 
-# run_fsck IMAGE ARGS...: sets $st and $out
-run_fsck() {
-	local img=$1
-	shift
-	st=0
-	out=$(timeout 120 "$FSCK" "$@" "$img" 2>&1) || st=$?
-	[ "$st" -ne 124 ] || fail "fsck $* hung on $img"
-	[ "$st" -lt 128 ] || fail "fsck $* crashed on $img (status $st): $out"
-	if grep -q "runtime error\|AddressSanitizer" <<<"$out"; then
-		echo "$out" >&2
-		fail "sanitizer report from fsck $*"
-	fi
-}
-
-# expect_fsck IMAGE RC PATTERN [ARGS...]
-expect_fsck() {
-	local img=$1 rc=$2 pat=$3
-	shift 3
-	run_fsck "$img" "$@"
-	[ "$st" -eq "$rc" ] || fail "fsck $* exit $st, expected $rc: $out"
-	grep -qi -- "$pat" <<<"$out" || fail "fsck $*: '$out' lacks '$pat'"
-}
 
 # expect_refused IMAGE PATTERN: czfs-fuse fails, says PATTERN
 expect_refused() {

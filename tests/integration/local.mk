@@ -21,6 +21,7 @@ INTEGRATION_TESTS = \
 	tests/integration/fsck_cli.sh \
 	tests/integration/fsck_clean.sh \
 	tests/integration/fsck_damage.sh \
+	tests/integration/fsck_pack.sh \
 	tests/integration/dump.sh \
 	tests/integration/rw_basic.sh \
 	tests/integration/remote_http.sh \
@@ -29,6 +30,7 @@ INTEGRATION_TESTS = \
 	tests/integration/remote_s3.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
+	tests/integration/fscklib.sh \
 	tests/integration/mktree.sh tests/integration/remotelib.sh \
 	tests/integration/faultproxy.py tests/integration/s3server.py
 

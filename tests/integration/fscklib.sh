@@ -1,0 +1,24 @@
+# Helpers of the fsck tests (sourced after lib.sh; they use $FSCK).
+
+# run_fsck IMAGE ARGS...: sets $st and $out
+run_fsck() {
+	local img=$1
+	shift
+	st=0
+	out=$(timeout 120 "$FSCK" "$@" "$img" 2>&1) || st=$?
+	[ "$st" -ne 124 ] || fail "fsck $* hung on $img"
+	[ "$st" -lt 128 ] || fail "fsck $* crashed on $img (status $st): $out"
+	if grep -q "runtime error\|AddressSanitizer" <<<"$out"; then
+		echo "$out" >&2
+		fail "sanitizer report from fsck $*"
+	fi
+}
+
+# expect_fsck IMAGE RC PATTERN [ARGS...]
+expect_fsck() {
+	local img=$1 rc=$2 pat=$3
+	shift 3
+	run_fsck "$img" "$@"
+	[ "$st" -eq "$rc" ] || fail "fsck $* exit $st, expected $rc: $out"
+	grep -qi -- "$pat" <<<"$out" || fail "fsck $*: '$out' lacks '$pat'"
+}
