@@ -524,6 +524,7 @@ static int add_copied(void *arg, uint64_t index, const struct czfs_cluster_info 
 	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
 	struct mk_image *im = arg;
 
+	im->pr->bytes_in += ci->ulen;		/* not read, but done */
 	im->inode_inline += czfs_cluster_shared_bytes(ci);
 	return add_item(im, im->cur_ino, CZFS_ITEM_CLUSTER, index, val,
 			czfs_cluster_item_encode(ci, val), NULL);

@@ -20,6 +20,7 @@ UNIT_TESTS = \
 	tests/unit/check_meta \
 	tests/unit/check_pagepool \
 	tests/unit/check_ccache \
+	tests/unit/check_packcache \
 	tests/unit/check_window \
 	tests/unit/check_iobatch \
 	tests/unit/check_commit \
@@ -46,6 +47,8 @@ tests_unit_check_pagepool_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)
 tests_unit_check_pagepool_LDADD = $(CZFS_CACHE_LIBS) $(CHECK_LIBS)
 tests_unit_check_ccache_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)
 tests_unit_check_ccache_LDADD = $(CZFS_CACHE_LIBS) $(CHECK_LIBS)
+tests_unit_check_packcache_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)
+tests_unit_check_packcache_LDADD = $(CZFS_CACHE_LIBS) $(CHECK_LIBS)
 tests_unit_check_window_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)
 tests_unit_check_window_LDADD = $(CZFS_CACHE_LIBS) $(CHECK_LIBS)
 
