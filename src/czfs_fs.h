@@ -299,8 +299,9 @@ struct czfs_inode {
 	__u8 reserved0;
 	__le64 nentries;		/* directories: entries, without . and .. */
 	__le64 inline_bytes;		/* payload bytes of its inline clusters
-					 * and the bytes of its PACKED ones
-					 * (exact with RO_COMPAT_INLINE_BYTES) */
+					 * and its PACKED ones' shares of their
+					 * packs (exact with
+					 * RO_COMPAT_INLINE_BYTES) */
 	__le64 prealloc;		/* blocks its clusters are promised
 					 * (INCOMPAT_PREALLOC) */
 	__le64 reserved[1];
@@ -400,7 +401,8 @@ struct czfs_cluster {
  * The item is the struct followed by struct czfs_cluster_packed (40
  * bytes).  A packed cluster counts no blocks in its inode's blocks (the
  * pack's blocks are owned by the PACK item, which counts its references),
- * its ulen in the inode's inline_bytes.
+ * its share of the pack's blocks, ceil(ulen * nblocks * 4096 / pack_ulen),
+ * in the inode's inline_bytes.
  */
 #define CZFS_PACK_MAX_ULEN	CZFS_MAX_CLUSTER_SIZE
 

@@ -32,8 +32,12 @@ struct czfs_minode;
 struct czfs_flusher;
 struct czfs_remount;
 
-/* Decoded packs kept (packcache.h): 256 KiB each at most. */
-#define CZFS_PACKS_CACHED	32
+/* Decoded packs kept (packcache.h), 256 KiB each at most: an eighth of
+ * the page pool's size, and no fewer than this.  A walk of a tree in
+ * depth-first order keeps the packs of every directory on its path in
+ * use (mkfs numbers inodes breadth-first), so too few are decoded again
+ * and again. */
+#define CZFS_PACKS_CACHED_MIN	8
 
 /* Per-file compression chosen by name (f2fs's compress_extension). */
 #define CZFS_MAX_EXTENSIONS	16

@@ -66,6 +66,16 @@ out_rbuf:
 	return err;
 }
 
+/*
+ * A PACKED cluster that is only part of its pack goes through the pack
+ * cache; one that is its whole pack (a cluster of a file with copies)
+ * decodes straight into its pages, as a cluster of its own would.
+ */
+static bool shares_pack(const struct czfs_cluster_info *ci)
+{
+	return ci->kind == CZFS_CLUSTER_PACKED && ci->pack_ulen > ci->ulen;
+}
+
 /* The cluster's range of its decoded pack pe into its pages. */
 static int copy_from_pack(struct czfs_daemon *dm, const struct czfs_cluster_info *ci,
 			  const struct czfs_pentry *pe, const uint32_t *rpages,
@@ -169,7 +179,7 @@ static int decode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		cpages = rpages;	/* a raw cluster read in place */
 	if (pe)
 		err = copy_from_pack(dm, ci, pe, rpages, rn);
-	else if (ci->kind == CZFS_CLUSTER_PACKED)
+	else if (shares_pack(ci))
 		err = decode_pack(dm, t, ci, cpages, rpages, rn, e->len);
 	else
 		err = decode_mapped(dm, t, ci, cpages, rpages, rn, e->len);
@@ -315,7 +325,7 @@ void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 			const struct czfs_cluster_info *ci;
 
 			ci = ls[i].ci = &b->ci[ls[i].e->idx - b->first];
-			if (ci->kind == CZFS_CLUSTER_PACKED)
+			if (shares_pack(ci))
 				ls[i].pe = czfs_pcache_get(dm->pc, ci->blkaddr,
 							   ci->checksum,
 							   ci->pack_ulen);

@@ -502,7 +502,8 @@ static int daemon_setup(struct czfs_daemon *dm)
 	if (err)
 		return err;
 	czfs_ccache_set_punch(dm->cc, dm->opts.reclaim_punch);
-	err = czfs_pcache_create(CZFS_PACKS_CACHED, &dm->pc);
+	err = czfs_pcache_create((unsigned)MAX(CZFS_PACKS_CACHED_MIN,
+		dm->opts.cache_size / 8 / CZFS_PACK_MAX_ULEN), &dm->pc);
 	if (err)
 		return err;
 	/* An eighth of the pool for staged requests, half for what FUSE

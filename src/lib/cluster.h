@@ -34,12 +34,18 @@ struct czfs_cluster_info {
 
 /*
  * Bytes of a cluster its inode's inline_bytes counts: an inline payload,
- * or a packed cluster's range (its share of a pack), so that st_blocks
- * shows what the file's data takes.
+ * or a packed cluster's share of its pack's blocks (its part of the
+ * decoded pack, rounded up), so that st_blocks shows what the file's data
+ * takes on disk.
  */
 static inline unsigned czfs_cluster_shared_bytes(const struct czfs_cluster_info *ci)
 {
-	return ci->kind == CZFS_CLUSTER_PACKED ? ci->ulen : ci->inline_len;
+	uint64_t stored = (uint64_t)ci->nblocks << CZFS_BLOCK_SHIFT;
+
+	if (ci->kind != CZFS_CLUSTER_PACKED)
+		return ci->inline_len;
+	return ci->pack_ulen ? (unsigned)((ci->ulen * stored + ci->pack_ulen - 1) /
+					  ci->pack_ulen) : 0;
 }
 
 /* Kinds whose blocks are read from blkaddr (nblocks of them). */
