@@ -126,7 +126,7 @@ int mk_pack_window(struct mk_packer *pk, const struct mk_tree *t,
 		tails += tail;
 		err = members_push(pk, (*n)++, ip);
 	}
-	if (pk->o.sort == MK_SORT_EXT)
+	if (pk->o.sort == MK_SORT_EXT && *n > 1)
 		qsort(pk->members, *n, sizeof(*pk->members), cmp_ext);
 	*end = i;
 	*members = pk->members;
@@ -268,7 +268,8 @@ int mk_packs_add(struct mk_packs *ps, uint64_t seq,
 		ps->members = v;
 		ps->mcap = cap;
 	}
-	memcpy(ps->members + ps->nmembers, m, n * sizeof(*m));
+	if (n)		/* (a window of copies alone may place none) */
+		memcpy(ps->members + ps->nmembers, m, n * sizeof(*m));
 	ps->nmembers += n;
 	ps->sorted = false;
 	return 0;
@@ -287,6 +288,8 @@ bool mk_packs_member(struct mk_packs *ps, uint64_t ino, uint64_t *index,
 	struct mk_member key = { .ino = ino }, *m;
 	struct pack *p;
 
+	if (!ps->nmembers)
+		return false;
 	if (!ps->sorted) {
 		qsort(ps->members, ps->nmembers, sizeof(*ps->members), cmp_ino);
 		ps->sorted = true;

@@ -8,10 +8,6 @@
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/fscklib.sh"
 require_fuse
-FSCK="$top_builddir/fsck/fsck.czfs"
-DUMP="$top_builddir/dump/dump.czfs"
-LOCATE="$top_builddir/tests/czfs-locate"
-CORRUPT="$top_builddir/tests/czfs-corrupt"
 
 sample_files "$T/src" "text docs"
 mkdir -p "$T/src/many" "$T/src/d1/d2"

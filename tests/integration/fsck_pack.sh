@@ -8,10 +8,6 @@
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/fscklib.sh"
 require_fuse
-FSCK="$top_builddir/fsck/fsck.czfs"
-DUMP="$top_builddir/dump/dump.czfs"
-LOCATE="$top_builddir/tests/czfs-locate"
-CORRUPT="$top_builddir/tests/czfs-corrupt"
 
 mkdir -p "$T/src/a" "$T/src/b"
 head -c 300000 < <(cat /usr/include/*.h) >"$T/text"

@@ -1,4 +1,9 @@
-# Helpers of the fsck tests (sourced after lib.sh; they use $FSCK).
+# Helpers of the fsck tests (sourced after lib.sh): the tools, and fsck
+# runs checked for hangs, crashes and sanitizer reports.
+FSCK="$top_builddir/fsck/fsck.czfs"
+DUMP="$top_builddir/dump/dump.czfs"
+LOCATE="$top_builddir/tests/czfs-locate"
+CORRUPT="$top_builddir/tests/czfs-corrupt"
 
 # run_fsck IMAGE ARGS...: sets $st and $out
 run_fsck() {
