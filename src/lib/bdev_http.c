@@ -390,6 +390,25 @@ static void mem_put(struct http_bdev *hb, uint64_t c, const uint8_t *buf,
 	pthread_mutex_unlock(&hb->lock);
 }
 
+/* A chunk the disk cache gave: counted, and a sequential reader's next
+ * chunks (the one after the last one read from the disk) are read
+ * ahead, as a file's would be. */
+static void note_hit(struct http_bdev *hb, uint64_t c, size_t len)
+{
+	if (atomic_exchange(&hb->last_disk, c + CHUNK) == c)
+		for (unsigned k = 1; k <= RUN_CHUNKS; k++)
+			if (c + (uint64_t)k * CHUNK < hb->b.size)
+				czfs_rcache_willneed(hb->cache,
+						     c + (uint64_t)k * CHUNK);
+	atomic_fetch_add_explicit(&hb->rs.cache_hits, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&hb->rs.cache_bytes, len, memory_order_relaxed);
+}
+
+static void note_miss(struct http_bdev *hb)
+{
+	atomic_fetch_add_explicit(&hb->rs.cache_misses, 1, memory_order_relaxed);
+}
+
 /* A chunk from the disk cache into buf (and memory): true on a hit. */
 static bool chunk_cached(struct http_bdev *hb, uint64_t c, uint8_t *buf)
 {
@@ -398,21 +417,72 @@ static bool chunk_cached(struct http_bdev *hb, uint64_t c, uint8_t *buf)
 	if (!hb->cache)
 		return false;
 	if (czfs_rcache_get(hb->cache, c, buf, len)) {
-		atomic_fetch_add_explicit(&hb->rs.cache_misses, 1,
-					  memory_order_relaxed);
+		note_miss(hb);
 		return false;
 	}
-	/* A sequential reader (the chunk after the last one read from the
-	 * disk): its next chunks are read ahead, as a file's would be. */
-	if (atomic_exchange(&hb->last_disk, c + CHUNK) == c)
-		for (unsigned k = 1; k <= RUN_CHUNKS; k++)
-			if (c + (uint64_t)k * CHUNK < hb->b.size)
-				czfs_rcache_willneed(hb->cache,
-						     c + (uint64_t)k * CHUNK);
-	atomic_fetch_add_explicit(&hb->rs.cache_hits, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&hb->rs.cache_bytes, len, memory_order_relaxed);
+	note_hit(hb, c, len);
 	mem_put(hb, c, buf, len);
 	return true;
+}
+
+/* The pieces of iov that hold its bytes [pos, pos + n), into out (room
+ * for cnt): how many. */
+static int iov_slice(const struct iovec *iov, int cnt, size_t pos, size_t n,
+		     struct iovec *out)
+{
+	int k = 0;
+
+	for (int i = 0; i < cnt && n; i++) {
+		size_t take;
+
+		if (pos >= iov[i].iov_len) {
+			pos -= iov[i].iov_len;
+			continue;
+		}
+		take = MIN(n, iov[i].iov_len - pos);
+		out[k++] = (struct iovec){ (char *)iov[i].iov_base + pos, take };
+		n -= take;
+		pos = 0;
+	}
+	return k;
+}
+
+/*
+ * Whole chunks from c on that the read covers up to end, straight into
+ * the request's pages (iov, from its byte pos): from the disk cache, or
+ * fetched (a run of up to RUN_CHUNKS with one request) and stored.  No
+ * memory copy is kept: a later read of them asks for them whole again,
+ * and the kernel's page cache holds the disk cache's file.  part has
+ * room for cnt pieces.  Returns the bytes read or -errno.
+ */
+static ssize_t whole_chunks(struct http_bdev *hb, uint64_t c, uint64_t end,
+			    const struct iovec *iov, int cnt, size_t pos,
+			    struct iovec *part)
+{
+	uint64_t e = c + chunk_len(hb, c);
+	int n = iov_slice(iov, cnt, pos, (size_t)(e - c), part), err;
+
+	if (hb->cache) {
+		if (!czfs_rcache_getv(hb->cache, c, part, n)) {
+			note_hit(hb, c, (size_t)(e - c));
+			return (ssize_t)(e - c);
+		}
+		note_miss(hb);
+	}
+	while (e < end && e + chunk_len(hb, e) <= end &&
+	       e < c + (uint64_t)RUN_CHUNKS * CHUNK &&
+	       !(hb->cache && czfs_rcache_has(hb->cache, e)))
+		e += chunk_len(hb, e);
+	n = iov_slice(iov, cnt, pos, (size_t)(e - c), part);
+	err = fetch(hb, part, n, c, (size_t)(e - c));
+	if (err)
+		return err;
+	for (uint64_t p = c; hb->cache && p < e; p += CHUNK) {
+		n = iov_slice(iov, cnt, pos + (size_t)(p - c),
+			      chunk_len(hb, p), part);
+		czfs_rcache_putv(hb->cache, p, part, n);
+	}
+	return (ssize_t)(e - c);
 }
 
 /*
@@ -448,6 +518,7 @@ static int chunk_readv(struct http_bdev *hb, const struct iovec *iov, int cnt,
 		       uint64_t off, size_t len)
 {
 	uint64_t c = off / CHUNK * CHUNK, last = (off + len - 1) / CHUNK * CHUNK;
+	struct iovec *part = NULL;
 	uint8_t *buf = NULL;
 	int err = 0;
 
@@ -457,6 +528,20 @@ static int chunk_readv(struct http_bdev *hb, const struct iovec *iov, int cnt,
 
 		if (mem_copy(hb, c, from - c, to - from, iov, cnt, from - off)) {
 			c += (uint64_t)got;
+			continue;
+		}
+		if (from == c && to == c + (uint64_t)got) {
+			/* covered whole: no copy through our buffers */
+			if (!part && !(part = malloc((size_t)cnt * sizeof(*part)))) {
+				err = -ENOMEM;
+				break;
+			}
+			got = whole_chunks(hb, c, off + len, iov, cnt,
+					   (size_t)(c - off), part);
+			if (got < 0)
+				err = (int)got;
+			else
+				c += (uint64_t)got;
 			continue;
 		}
 		if (!buf && !(buf = run_buffer())) {
@@ -474,6 +559,7 @@ static int chunk_readv(struct http_bdev *hb, const struct iovec *iov, int cnt,
 		copy_to_iov(iov, cnt, from - off, buf + (from - c), to - from);
 		c += (uint64_t)got;
 	}
+	free(part);
 	return err;
 }
 
