@@ -431,11 +431,20 @@ static bool in_flight(const struct http_bdev *hb, uint64_t c)
 	return false;
 }
 
+static bool in_mem(const struct http_bdev *hb, uint64_t c)
+{
+	for (unsigned i = 0; i < MEM_CHUNKS; i++)
+		if (hb->mem[i].len && hb->mem[i].off == c)
+			return true;
+	return false;
+}
+
 /*
  * Claim chunk c to fetch it: true, or false when another thread was
  * fetching it (without wait: at once; else once that fetch is over, so
- * that the caller looks in memory again).  With no room to track it, the
- * claim is given untracked.
+ * that the caller looks in memory again) or has put it in memory since
+ * the caller looked.  With no room to track it, the claim is given
+ * untracked.
  */
 static bool claim(struct http_bdev *hb, uint64_t c, bool wait)
 {
@@ -448,6 +457,8 @@ static bool claim(struct http_bdev *hb, uint64_t c, bool wait)
 			break;
 		pthread_cond_wait(&hb->fetched, &hb->lock);
 	}
+	if (in_mem(hb, c))
+		mine = false;
 	if (mine && hb->ninflight < INFLIGHT_MAX)
 		hb->inflight[hb->ninflight++] = c;
 	pthread_mutex_unlock(&hb->lock);
