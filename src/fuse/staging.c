@@ -13,6 +13,9 @@
 #include "temp.h"
 #include "util.h"
 
+/* A request may be larger than one temp allocation (a URL's 4 MiB). */
+#define STAGE_PARTS	(CZFS_MAX_REQUEST_LIMIT / CZFS_BLOCK_SIZE / CZFS_TEMP_MAX)
+
 /* One backing request whose pages may still be needed. */
 struct czfs_staged {
 	uint64_t start, end;		/* image bytes */
@@ -23,8 +26,39 @@ struct czfs_staged {
 	 * (copy-on-write reuses freed blocks, discard zeroes them), so it
 	 * serves no block any more */
 	unsigned long long version;
-	struct czfs_temp tp;
+	unsigned n;			/* pages, in tp[0], tp[1], ... */
+	struct czfs_temp tp[STAGE_PARTS];
 };
+
+static uint32_t staged_page(const struct czfs_staged *st, unsigned i)
+{
+	return st->tp[i / CZFS_TEMP_MAX].pages[i % CZFS_TEMP_MAX];
+}
+
+static void staged_pages_free(struct czfs_daemon *dm, struct czfs_staged *st)
+{
+	for (unsigned k = 0; k < STAGE_PARTS; k++)
+		czfs_temp_free(dm, &st->tp[k]);
+}
+
+/* n pages for st, in parts of at most CZFS_TEMP_MAX: 0 or -errno. */
+static int staged_pages_alloc(struct czfs_daemon *dm, struct czfs_staged *st,
+			      unsigned n)
+{
+	int err = n > STAGE_PARTS * CZFS_TEMP_MAX ? -EINVAL : 0;
+
+	for (unsigned k = 0, done = 0; !err && done < n; k++) {
+		unsigned m = MIN(n - done, (unsigned)CZFS_TEMP_MAX);
+
+		err = czfs_temp_alloc(dm, m, &st->tp[k], &dm->st.stage_alloc);
+		done += m;
+	}
+	if (err)
+		staged_pages_free(dm, st);
+	else
+		st->n = n;
+	return err;
+}
 
 struct czfs_staging {
 	pthread_mutex_t lock;
@@ -48,8 +82,8 @@ struct czfs_staging *czfs_staging_new(void)
 
 static void staged_free(struct czfs_daemon *dm, struct czfs_staged *st)
 {
-	atomic_fetch_sub(&dm->staged_pages, st->tp.n);
-	czfs_temp_free(dm, &st->tp);
+	atomic_fetch_sub(&dm->staged_pages, st->n);
+	staged_pages_free(dm, st);
 	free(st);
 }
 
@@ -154,32 +188,37 @@ static int read_next(struct czfs_daemon *dm, struct czfs_staging *stg,
 		     uint64_t need_end, uint64_t run_end)
 {
 	uint64_t start = stg->disk_pos, end;
-	void *addrs[CZFS_TEMP_MAX];
+	void *addrs[CZFS_MAX_REQUEST_LIMIT / CZFS_BLOCK_SIZE];
 	struct czfs_io_seg seg;
 	struct czfs_staged *st;
 	int err;
 
 	end = request_end(dm, start, need_end, run_end);
+	/* Past the image's end as the last checkpoint knew it (a read-write
+	 * mount writes beyond it before the next one): not staged, read
+	 * apart.  Before parts, the huge page count failed the temp
+	 * allocation with EINVAL, which did the same by chance. */
+	if (end <= start || end - start > CZFS_MAX_REQUEST_LIMIT)
+		return -ENOENT;
 	st = calloc(1, sizeof(*st));
 	if (!st || add_slot(stg)) {
 		free(st);
 		return -ENOMEM;
 	}
-	err = czfs_temp_alloc(dm, (unsigned)((end - start) / CZFS_BLOCK_SIZE), &st->tp,
-			      &dm->st.stage_alloc);
+	err = staged_pages_alloc(dm, st, (unsigned)((end - start) / CZFS_BLOCK_SIZE));
 	if (err) {
 		free(st);
 		return err;
 	}
-	atomic_fetch_add(&dm->staged_pages, st->tp.n);
+	atomic_fetch_add(&dm->staged_pages, st->n);
 	st->start = start;
 	st->end = end;
 	st->version = atomic_load(&dm->items_version);
 	stg->st[stg->n++] = st;
 	stg->disk_pos = end;
-	for (unsigned i = 0; i < st->tp.n; i++)
-		addrs[i] = czfs_pool_addr(dm->pool, st->tp.pages[i]);
-	seg = (struct czfs_io_seg){ start / CZFS_BLOCK_SIZE, st->tp.n, addrs };
+	for (unsigned i = 0; i < st->n; i++)
+		addrs[i] = czfs_pool_addr(dm->pool, staged_page(st, i));
+	seg = (struct czfs_io_seg){ start / CZFS_BLOCK_SIZE, st->n, addrs };
 	pthread_mutex_unlock(&stg->lock);
 	err = czfs_io_read(dm->fs->bdev, &seg, 1, &dm->io);
 	pthread_mutex_lock(&stg->lock);
@@ -231,7 +270,8 @@ static unsigned staged_prefix(struct czfs_daemon *dm, struct czfs_staging *stg,
 
 			if (pos < st->start || pos >= st->end)
 				break;
-			pages[got++] = st->tp.pages[(pos - st->start) / CZFS_BLOCK_SIZE];
+			pages[got++] = staged_page(st, (unsigned)((pos - st->start) /
+							     CZFS_BLOCK_SIZE));
 		}
 		if (got > before)
 			ref->st[ref->n++] = st;

@@ -230,9 +230,29 @@ static void forget(struct czfs_rcache *rc, const char *name)
 	pthread_mutex_unlock(&rc->lock);
 }
 
-int czfs_rcache_get(struct czfs_rcache *rc, uint64_t off, void *buf,
-		    size_t len)
+/* crc32c of the len bytes an iovec holds */
+static uint32_t iov_crc(const struct iovec *iov, int cnt)
 {
+	uint32_t crc = 0;
+
+	for (int i = 0; i < cnt; i++)
+		crc = czfs_crc32c(crc, iov[i].iov_base, iov[i].iov_len);
+	return crc;
+}
+
+static size_t iov_len(const struct iovec *iov, int cnt)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < cnt; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+int czfs_rcache_getv(struct czfs_rcache *rc, uint64_t off,
+		     const struct iovec *iov, int cnt)
+{
+	size_t len = iov_len(iov, cnt);
 	char name[512];
 	uint8_t tail[5];
 	uint32_t crc;
@@ -243,11 +263,11 @@ int czfs_rcache_get(struct czfs_rcache *rc, uint64_t off, void *buf,
 	fd = openat(rc->dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -ENOENT;
-	n = pread(fd, buf, len, 0);
+	n = preadv(fd, iov, cnt, 0);
 	/* exactly len bytes and the CRC: a longer or shorter file is not it */
 	if (n == (ssize_t)len && pread(fd, tail, sizeof(tail), (off_t)len) == 4) {
 		memcpy(&crc, tail, 4);
-		if (le32toh(crc) == czfs_crc32c(0, buf, len)) {
+		if (le32toh(crc) == iov_crc(iov, cnt)) {
 			close(fd);
 			touch(rc, name);
 			return 0;
@@ -256,6 +276,14 @@ int czfs_rcache_get(struct czfs_rcache *rc, uint64_t off, void *buf,
 	close(fd);
 	forget(rc, name);
 	return -ENOENT;
+}
+
+int czfs_rcache_get(struct czfs_rcache *rc, uint64_t off, void *buf,
+		    size_t len)
+{
+	struct iovec iov = { buf, len };
+
+	return czfs_rcache_getv(rc, off, &iov, 1);
 }
 
 void czfs_rcache_willneed(struct czfs_rcache *rc, uint64_t off)
@@ -282,9 +310,9 @@ int czfs_rcache_has(struct czfs_rcache *rc, uint64_t off)
 /* Write the chunk file whole under a temporary name, then rename it in:
  * a crash or a full disk never leaves a cut chunk under the real name. */
 static int write_chunk(struct czfs_rcache *rc, const char *name,
-		       const void *buf, size_t len)
+		       const struct iovec *iov, int cnt, size_t len)
 {
-	uint32_t crc = htole32(czfs_crc32c(0, buf, len));
+	uint32_t crc = htole32(iov_crc(iov, cnt));
 	char tmp[600];
 	int fd, err = 0;
 
@@ -293,7 +321,7 @@ static int write_chunk(struct czfs_rcache *rc, const char *name,
 	fd = openat(rc->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	if (pwrite(fd, buf, len, 0) != (ssize_t)len ||
+	if (pwritev(fd, iov, cnt, 0) != (ssize_t)len ||
 	    pwrite(fd, &crc, 4, (off_t)len) != 4)
 		err = -EIO;
 	if (close(fd) && !err)
@@ -305,13 +333,14 @@ static int write_chunk(struct czfs_rcache *rc, const char *name,
 	return err;
 }
 
-void czfs_rcache_put(struct czfs_rcache *rc, uint64_t off, const void *buf,
-		     size_t len)
+void czfs_rcache_putv(struct czfs_rcache *rc, uint64_t off,
+		      const struct iovec *iov, int cnt)
 {
+	size_t len = iov_len(iov, cnt);
 	char name[512];
 
 	chunk_name(rc, off, name, sizeof(name));
-	if (len + 4 > rc->limit || write_chunk(rc, name, buf, len))
+	if (len + 4 > rc->limit || write_chunk(rc, name, iov, cnt, len))
 		return;
 	pthread_mutex_lock(&rc->lock);
 	drop_locked(rc, name);		/* another thread stored it too */
@@ -319,6 +348,14 @@ void czfs_rcache_put(struct czfs_rcache *rc, uint64_t off, const void *buf,
 		unlinkat(rc->dirfd, name, 0);
 	evict(rc);
 	pthread_mutex_unlock(&rc->lock);
+}
+
+void czfs_rcache_put(struct czfs_rcache *rc, uint64_t off, const void *buf,
+		     size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	czfs_rcache_putv(rc, off, &iov, 1);
 }
 
 void czfs_rcache_close(struct czfs_rcache *rc)

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define CZFS_RCACHE_CHUNK	(1u << 20)	/* bytes; the last may be less */
 
@@ -42,6 +43,10 @@ void czfs_rcache_key(const uint8_t uuid[16], const char *identity,
  */
 int czfs_rcache_get(struct czfs_rcache *rc, uint64_t off, void *buf,
 		    size_t len);
+/* The same into the cnt pieces of iov, which hold the chunk's length: a
+ * whole chunk read straight into the caller's pages. */
+int czfs_rcache_getv(struct czfs_rcache *rc, uint64_t off,
+		     const struct iovec *iov, int cnt);
 
 /* Start reading the chunk at off from the disk, if present, without
  * waiting (a sequential reader's next chunks). */
@@ -54,6 +59,9 @@ int czfs_rcache_has(struct czfs_rcache *rc, uint64_t off);
  * least recently used chunks of dir past the limit. */
 void czfs_rcache_put(struct czfs_rcache *rc, uint64_t off, const void *buf,
 		     size_t len);
+/* The same from the cnt pieces of iov (the chunk's bytes, in order). */
+void czfs_rcache_putv(struct czfs_rcache *rc, uint64_t off,
+		      const struct iovec *iov, int cnt);
 
 /* Close (accepts NULL); the chunks stay for the next mount. */
 void czfs_rcache_close(struct czfs_rcache *rc);

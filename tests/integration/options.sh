@@ -108,6 +108,15 @@ note "data requests, best of 4: aligned ${min_n[aligned]} (${min_part[aligned]} 
 	fail "alignment does not reduce the partial requests"
 [ $((whole_at_min[aligned] * 10)) -gt $((min_n[aligned] * 7)) ] || fail "aligned requests are mostly not whole"
 
+note "requests larger than one temp allocation (1 MiB) are staged too"
+# a URL mount's default is 4M; a staged request of 4 MiB is taken in
+# parts (before, its allocation failed and every cluster was read apart)
+read_all max_request=4M,cache_size=64M
+[ "$(counter backing.max_request)" = 4194304 ] || fail "max_request=4M"
+[ "$(seq_counter alloc.stage_count)" -gt 0 ] || fail "max_request=4M: nothing was staged"
+[ "$(seq_counter 'backing.read_size.>2048k')" -gt 0 ] ||
+	fail "max_request=4M: no request above 2 MiB"
+
 note "bad option values"
 for o in map=vmalloc map_scattered=copy reclaim=drop max_request=3k max_request=8M cache_size=0; do
 	st=0

@@ -274,7 +274,17 @@ def check_prefix(stream, got):
         stream[1] += 1
     if memoryview(stream[0])[:len(got)] != got:
         i = next(i for i in range(len(got)) if stream[0][i] != got[i])
-        die(f"shared.log differs from the record stream at byte {i}")
+        j = i
+        while j < len(got) and stream[0][j] != got[j]:
+            j += 1
+        # what a second read sees tells a passing race from damage
+        with open(os.path.join(MNT, "shared.log"), "rb") as f:
+            again = f.read(len(got))
+        die(f"shared.log differs from the record stream at byte {i} "
+            f"(cluster offset {i % 65536}) for {j - i} bytes of "
+            f"{len(got)} read; got {bytes(got[i:i + 16])!r}, expected "
+            f"{bytes(stream[0][i:i + 16])!r}; read again: "
+            + ("same" if again == stream[0][:len(again)] else "differs"))
 
 
 def read_done(sums):
@@ -296,8 +306,14 @@ def read_done(sums):
     if want is None:
         die(f"{name} is in done/ with no recorded checksum")
     if hashlib.sha256(content).hexdigest() != want[0]:
+        try:
+            with open(os.path.join(d, name), "rb") as f:
+                again = hashlib.sha256(f.read()).hexdigest() == want[0]
+        except OSError:
+            again = False
         die(f"{name}: {len(content)} bytes, expected {want[1]}, "
-            "checksum differs")
+            "checksum differs; read again: "
+            + ("matches" if again else "differs"))
     return 1
 
 
