@@ -537,30 +537,25 @@ static int iov_slice(const struct iovec *iov, int cnt, size_t pos, size_t n,
 }
 
 /*
- * Whole chunks from c on that the read covers up to end, straight into
- * the request's pages (iov, from its byte pos): from the disk cache, or
- * fetched (a run of up to RUN_CHUNKS with one request) and stored.  No
- * memory copy is kept: a later read of them asks for them whole again,
- * and the kernel's page cache holds the disk cache's file.  part has
- * room for cnt pieces.  Returns the bytes read or -errno.
+ * Fetch chunk c and the chunks after it that no cache holds, up to
+ * RUN_CHUNKS, with one request into iov from its byte pos (part has room
+ * for its cnt pieces), and store them on disk and in memory.  The run
+ * stops before a chunk another thread claimed, and at end: with whole,
+ * only chunks that end by end (a read's pages, taken whole); without, the
+ * chunks that start by end (the run buffer, the read's last chunk).
+ * Returns the bytes fetched, 0 when another thread fetched c meanwhile
+ * (look in memory again), or -errno.
  */
-static ssize_t whole_chunks(struct http_bdev *hb, uint64_t c, uint64_t end,
-			    const struct iovec *iov, int cnt, size_t pos,
-			    struct iovec *part)
+static ssize_t fetch_run(struct http_bdev *hb, uint64_t c, uint64_t end,
+			 bool whole, const struct iovec *iov, int cnt,
+			 size_t pos, struct iovec *part)
 {
 	uint64_t e = c + chunk_len(hb, c);
-	int n = iov_slice(iov, cnt, pos, (size_t)(e - c), part), err;
+	int n, err;
 
-	if (hb->cache) {
-		if (!czfs_rcache_getv(hb->cache, c, part, n)) {
-			note_hit(hb, c, (size_t)(e - c));
-			return (ssize_t)(e - c);
-		}
-		note_miss(hb);
-	}
 	if (!claim(hb, c, true))
-		return 0;		/* fetched meanwhile: look again */
-	while (e < end && e + chunk_len(hb, e) <= end &&
+		return 0;
+	while ((whole ? e + chunk_len(hb, e) <= end : e <= end) &&
 	       e < c + (uint64_t)RUN_CHUNKS * CHUNK &&
 	       !(hb->cache && czfs_rcache_has(hb->cache, e)) &&
 	       claim(hb, e, false))
@@ -579,33 +574,35 @@ static ssize_t whole_chunks(struct http_bdev *hb, uint64_t c, uint64_t end,
 }
 
 /*
- * Fetch the chunks from c on that no cache holds (up to RUN_CHUNKS and
- * the request's last chunk) with one request into buf; store them.
- * Returns the bytes fetched or -errno.
+ * Whole chunks from c on that the read covers up to end, straight into
+ * the request's pages (iov, from its byte pos): from the disk cache, or
+ * fetched (fetch_run).  part has room for cnt pieces.  Returns the bytes
+ * read, 0 (look in memory again) or -errno.
  */
+static ssize_t whole_chunks(struct http_bdev *hb, uint64_t c, uint64_t end,
+			    const struct iovec *iov, int cnt, size_t pos,
+			    struct iovec *part)
+{
+	size_t len = chunk_len(hb, c);
+	int n = iov_slice(iov, cnt, pos, len, part);
+
+	if (hb->cache) {
+		if (!czfs_rcache_getv(hb->cache, c, part, n)) {
+			note_hit(hb, c, len);
+			return (ssize_t)len;
+		}
+		note_miss(hb);
+	}
+	return fetch_run(hb, c, end, true, iov, cnt, pos, part);
+}
+
+/* The chunks from c to at most last into the run buffer buf (fetch_run). */
 static ssize_t chunk_fetch(struct http_bdev *hb, uint64_t c, uint64_t last,
 			   uint8_t *buf)
 {
-	uint64_t end = c + chunk_len(hb, c);
-	struct iovec iov;
-	int err;
+	struct iovec iov = { buf, (size_t)RUN_CHUNKS * CHUNK }, part;
 
-	if (!claim(hb, c, true))
-		return 0;		/* fetched meanwhile: look again */
-	while (end <= last && end < c + (uint64_t)RUN_CHUNKS * CHUNK &&
-	       !(hb->cache && czfs_rcache_has(hb->cache, end)) &&
-	       claim(hb, end, false))
-		end += chunk_len(hb, end);
-	iov = (struct iovec){ buf, (size_t)(end - c) };
-	err = fetch(hb, &iov, 1, c, iov.iov_len);
-	for (uint64_t p = c; !err && p < end; p += CHUNK) {
-		if (hb->cache)
-			czfs_rcache_put(hb->cache, p, buf + (p - c),
-					chunk_len(hb, p));
-		mem_put(hb, p, buf + (p - c), chunk_len(hb, p));
-	}
-	release(hb, c, end);
-	return err ? err : (ssize_t)(end - c);
+	return fetch_run(hb, c, last, false, &iov, 1, 0, &part);
 }
 
 /* A read through whole chunks: from the caches, the rest fetched. */
