@@ -425,6 +425,13 @@ static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 	 * 410 with), every one a read-modify-write of a compressed cluster;
 	 * 1 MiB writes already arrive whole without it. */
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	/* Every change to the image goes through this daemon and the
+	 * kernel, so its page cache never needs dropping when a GETATTR
+	 * sees a new mtime.  It must not be: that drop races with a
+	 * write-through write (the kernel's invalidate_inode_pages2 takes a
+	 * page the write just filled, before the WRITE reaches us; a read
+	 * then caches the old end of file, zeros where the write went). */
+	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
 			FUSE_CAP_SPLICE_MOVE);
 	/* A read-only image has nothing to do at open and close: declining

@@ -6,6 +6,7 @@ RW_TESTS = \
 	tests/integration/rw_posix.sh \
 	tests/integration/rw_fsx.sh \
 	tests/integration/rw_stress.sh \
+	tests/integration/rw_append_read.sh \
 	tests/integration/rw_enospc.sh \
 	tests/integration/rw_crash.sh \
 	tests/integration/rw_fio.sh \
@@ -15,6 +16,7 @@ RW_TESTS = \
 TESTS += $(RW_TESTS)
 EXTRA_DIST += $(RW_TESTS) tests/integration/rwlib.sh \
 	tests/integration/rw_posix.py tests/integration/rw_stress.py \
+	tests/integration/rw_append_read.py \
 	tests/integration/rw_enospc.py tests/integration/rw_crash.py
 
 # make check-rw CZFS_RW_TARGET=ext4: run them by hand on any target.
