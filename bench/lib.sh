@@ -83,6 +83,22 @@ umount_bg() {
 	done
 }
 
+# set_ra MNT: the mount's kernel readahead (its bdi's read_ahead_kb) to
+# RA_KB, as czfs-fuse sets its own (kernel_readahead, 1024 KiB by default):
+# peers are compared at equal readahead.  RA_BEFORE is what it had.
+RA_KB=${RA_KB:-1024}
+set_ra() {
+	local f
+	f="/sys/class/bdi/$(mountpoint -d "$1")/read_ahead_kb"
+	RA_BEFORE=$(cat "$f" 2>/dev/null || echo "?")
+	echo "$RA_KB" >"$f" 2>/dev/null ||
+		echo "warning: cannot set $f to $RA_KB" >&2
+}
+
+ra_of() {
+	cat "/sys/class/bdi/$(mountpoint -d "$1")/read_ahead_kb" 2>/dev/null || echo "?"
+}
+
 # CPU seconds (user + system) a process has used, all threads.
 proc_cpu() {
 	[ -n "${1:-}" ] && [ -r "/proc/$1/stat" ] || { echo 0; return; }

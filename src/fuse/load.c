@@ -350,24 +350,35 @@ void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	}
 }
 
-/* Load the claimed entries ls[0..n) (ascending idx) of a FUSE thread:
- * their items looked up now, after the claims. */
-static void load_claimed(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-			 struct czfs_staging *stg, struct czfs_load *ls,
-			 unsigned n)
-{
-	struct czfs_cluster_batch *b = malloc(sizeof(*b));
-	int err = b ? 0 : -ENOMEM;
+/* A thread's claims and their items (thread.h: kept with the thread). */
+struct load_scratch {
+	struct czfs_load ls[CZFS_BATCH_MAX];
+	struct czfs_cluster_batch b;
+};
 
-	if (b) {
-		b->first = ls[0].e->idx;
-		b->n = (unsigned)(ls[n - 1].e->idx - b->first + 1);
-		err = czfs_load_lookup(dm, ii, b);
-	}
+static struct load_scratch *load_scratch(void)
+{
+	struct czfs_thread *t = czfs_fuse_thread();
+
+	if (t && !t->load)
+		t->load = malloc(sizeof(struct load_scratch));
+	return t ? t->load : NULL;
+}
+
+/* Load the claimed entries ls[0..n) (ascending idx) of a FUSE thread:
+ * their items looked up now, after the claims, into b. */
+static void load_claimed(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+			 struct czfs_staging *stg, struct czfs_cluster_batch *b,
+			 struct czfs_load *ls, unsigned n)
+{
+	int err;
+
+	b->first = ls[0].e->idx;
+	b->n = (unsigned)(ls[n - 1].e->idx - b->first + 1);
+	err = czfs_load_lookup(dm, ii, b);
 	for (unsigned i = 0; i < n; i++)
 		ls[i].err = err;
 	czfs_load_batch(dm, ii, stg, b, ls, n, CZFS_LOAD_BY_READER);
-	free(b);
 }
 
 static void put_all(struct czfs_daemon *dm, struct czfs_centry **ents, unsigned n)
@@ -381,9 +392,10 @@ int czfs_load_get(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		  struct czfs_staging *stg, uint64_t first, unsigned n,
 		  struct czfs_centry **ents)
 {
-	struct czfs_load *ls = malloc(n * sizeof(*ls));
+	struct load_scratch *sc = load_scratch();
+	struct czfs_load *ls = sc ? sc->ls : NULL;
 	unsigned k = 0;
-	int err = ls ? 0 : -ENOMEM;
+	int err = !sc ? -ENOMEM : n > CZFS_BATCH_MAX ? -EINVAL : 0;
 
 	for (unsigned i = 0; i < n; i++)
 		ents[i] = NULL;
@@ -401,7 +413,7 @@ int czfs_load_get(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	}
 	/* 2: load ours in one batch */
 	if (k)
-		load_claimed(dm, ii, stg, ls, k);
+		load_claimed(dm, ii, stg, &sc->b, ls, k);
 	for (unsigned i = 0; i < k && !err; i++)
 		err = ls[i].err;
 	/* 3: wait for the ones other threads were loading */
@@ -412,12 +424,11 @@ int czfs_load_get(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 				      &ents[i]);
 		if (err == 1) {		/* that load failed: try it ourselves */
 			ls[0].e = ents[i];
-			load_claimed(dm, ii, stg, ls, 1);
+			load_claimed(dm, ii, stg, &sc->b, ls, 1);
 			err = ls[0].err;
 		}
 	}
 	if (err)
 		put_all(dm, ents, n);
-	free(ls);
 	return err < 0 ? err : 0;
 }

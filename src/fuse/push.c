@@ -30,7 +30,7 @@ static long push_file(struct czfs_daemon *dm, const struct czfs_inode_info *ii)
 {
 	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
 	unsigned n = (unsigned)DIV_ROUND_UP(ii->size, cbytes);
-	struct czfs_centry *ents[PUSH_FILE_MAX / CZFS_BLOCK_SIZE];
+	struct czfs_centry *ents[CZFS_BATCH_MAX];	/* n, checked below */
 	struct fuse_bufvec *bv;
 	long ret = 0;
 	int err;

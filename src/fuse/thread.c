@@ -17,6 +17,7 @@ static void thread_free(void *arg)
 
 	czfs_codec_free(t->codec);
 	free(t->scratch);
+	free(t->load);
 	free(t);
 }
 

@@ -5,10 +5,12 @@
 
 struct czfs_codec;
 
-/* Per-thread scratch: one codec and one buffer for stored blocks. */
+/* Per-thread scratch: one codec, one buffer for stored blocks, and the
+ * loader's claims (load.c: too big to allocate at every read). */
 struct czfs_thread {
 	struct czfs_codec *codec;
 	void *scratch;			/* CZFS_MAX_CLUSTER_SIZE, aligned */
+	void *load;			/* load.c's, made at its first use */
 };
 
 /* The calling thread's scratch state, created on first use (NULL: ENOMEM). */
