@@ -1,29 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * Remote backing device: range GETs over HTTP(S) (and S3, signed by
- * libcurl's SigV4).  Every request has a timeout and is retried with
- * backoff a bounded number of times; each must match the object's
- * identity from the open (If-Match on its ETag, or If-Unmodified-Since),
- * so a changed object is never mixed with what was read before.
+ * Remote backing device: a read-only czfs_bdev over the HTTP transport
+ * (http.c), read in whole, aligned chunks kept in memory and in the disk
+ * cache (rcache.c).
  */
 #include "config.h"
 
-#include <curl/curl.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <strings.h>
-#include <time.h>
 
+#include "http.h"
 #include "log.h"
 #include "rcache.h"
 #include "remote.h"
-#include "s3auth.h"
 #include "super.h"
 #include "util.h"
 
-#define POOL_MAX	32		/* idle connections kept */
-#define BACKOFF_MS	100		/* first retry's wait, doubled each time */
-#define BACKOFF_MAX_MS	2000
 #define CHUNK		CZFS_RCACHE_CHUNK
 #define MEM_CHUNKS	16		/* the last chunks used, in memory */
 #define RUN_CHUNKS	4		/* chunks fetched by one request */
@@ -46,19 +38,12 @@ struct mem_chunk {
 
 struct http_bdev {
 	struct czfs_bdev b;
-	char *url;			/* what curl fetches (may hold secrets) */
-	char *shown;			/* the same without them, for logs */
-	struct czfs_s3_creds creds;	/* s3:// only */
-	char *sigv4;
-	struct curl_slist *hdrs;	/* identity check, S3 headers */
-	char *cafile;
-	long timeout_ms;
-	unsigned retries;
+	struct czfs_http *http;		/* the transport */
 	struct czfs_rcache *cache;	/* on disk, NULL: none */
 	char identity[128];		/* ETag or Last-Modified, or empty */
 	atomic_ullong last_disk;	/* the chunk after the last disk hit */
-	pthread_mutex_t lock;		/* the idle pool, the memory chunks,
-					 * the chunks in flight */
+	pthread_mutex_t lock;		/* the memory chunks, the chunks in
+					 * flight */
 	struct mem_chunk mem[MEM_CHUNKS];
 	uint64_t mem_clock;
 	/* Chunks one thread fetches now: another thread that needs one
@@ -69,31 +54,16 @@ struct http_bdev {
 	uint64_t inflight[INFLIGHT_MAX];
 	unsigned ninflight;
 	pthread_cond_t fetched;
-	CURL *idle[POOL_MAX];
-	unsigned nidle;
-	struct czfs_remote_stats rs;
+	struct czfs_remote_stats rs;	/* the transport's counters and ours */
 };
 
-/* What one response brought: its body scattered into an iovec. */
-struct sink {
-	const struct iovec *iov;
-	int cnt, i;
-	size_t pos;			/* in iov[i] */
-	size_t got, want;
-	bool overflow;
-	curl_off_t length;		/* a HEAD's Content-Length */
-	char etag[128], lastmod[64];	/* headers of the open's probe */
-};
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
+static pthread_once_t run_once = PTHREAD_ONCE_INIT;
+static int run_key_err;
 static pthread_key_t run_key;		/* each thread's run buffer */
 
-static void curl_init(void)
+static void run_key_init(void)
 {
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (curl_init_rc == CURLE_OK && pthread_key_create(&run_key, free))
-		curl_init_rc = CURLE_OUT_OF_MEMORY;
+	run_key_err = pthread_key_create(&run_key, free);
 }
 
 /* A buffer of RUN_CHUNKS chunks, one per thread and kept: a fresh 4 MiB
@@ -115,230 +85,6 @@ static uint8_t *run_buffer(void)
 static struct http_bdev *to_http(struct czfs_bdev *b)
 {
 	return container_of(b, struct http_bdev, b);
-}
-
-static size_t sink_write(char *data, size_t one, size_t n, void *arg)
-{
-	struct sink *s = arg;
-	size_t left = n;
-
-	if (s->got + n > s->want) {
-		s->overflow = true;	/* a 200 with the whole object */
-		return 0;
-	}
-	while (left) {
-		const struct iovec *v = &s->iov[s->i];
-		size_t k = MIN(left, v->iov_len - s->pos);
-
-		memcpy((char *)v->iov_base + s->pos, data, k);
-		data += k;
-		left -= k;
-		s->pos += k;
-		if (s->pos == v->iov_len) {
-			s->i++;
-			s->pos = 0;
-		}
-	}
-	s->got += n;
-	return n;
-}
-
-/* Copy the value of header name (case-insensitive) into out. */
-static void header_value(const char *line, size_t n, const char *name,
-			 char *out, size_t cap)
-{
-	size_t nl = strlen(name), len;
-
-	if (n <= nl || strncasecmp(line, name, nl) || line[nl] != ':')
-		return;
-	line += nl + 1;
-	n -= nl + 1;
-	while (n && (*line == ' ' || *line == '\t'))
-		line++, n--;
-	while (n && (line[n - 1] == '\r' || line[n - 1] == '\n' ||
-		     line[n - 1] == ' '))
-		n--;
-	len = MIN(n, cap - 1);
-	memcpy(out, line, len);
-	out[len] = '\0';
-}
-
-static size_t sink_header(char *line, size_t one, size_t n, void *arg)
-{
-	struct sink *s = arg;
-
-	header_value(line, n, "ETag", s->etag, sizeof(s->etag));
-	header_value(line, n, "Last-Modified", s->lastmod, sizeof(s->lastmod));
-	return n;
-}
-
-static CURL *handle_get(struct http_bdev *hb)
-{
-	CURL *h = NULL;
-
-	pthread_mutex_lock(&hb->lock);
-	if (hb->nidle)
-		h = hb->idle[--hb->nidle];
-	pthread_mutex_unlock(&hb->lock);
-	if (h)
-		return h;
-	h = curl_easy_init();
-	if (!h)
-		return NULL;
-	curl_easy_setopt(h, CURLOPT_URL, hb->url);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, hb->timeout_ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, MIN(hb->timeout_ms, 10000L));
-	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "czfs/" CZFS_VERSION);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, sink_header);
-	if (hb->cafile)
-		curl_easy_setopt(h, CURLOPT_CAINFO, hb->cafile);
-	if (hb->sigv4) {
-		curl_easy_setopt(h, CURLOPT_AWS_SIGV4, hb->sigv4);
-		/* apart, not as USERPWD: an access key may hold a ':' */
-		curl_easy_setopt(h, CURLOPT_USERNAME, hb->creds.id);
-		curl_easy_setopt(h, CURLOPT_PASSWORD, hb->creds.secret);
-	}
-	if (hb->hdrs)
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hb->hdrs);
-	return h;
-}
-
-static void handle_put(struct http_bdev *hb, CURL *h)
-{
-	pthread_mutex_lock(&hb->lock);
-	if (hb->nidle < POOL_MAX) {
-		hb->idle[hb->nidle++] = h;
-		h = NULL;
-	}
-	pthread_mutex_unlock(&hb->lock);
-	curl_easy_cleanup(h);
-}
-
-static void note_latency(struct http_bdev *hb, uint64_t us)
-{
-	unsigned i = 0;
-
-	while (i < CZFS_REMOTE_LAT_BUCKETS - 1 && us >= (1ull << i))
-		i++;
-	atomic_fetch_add_explicit(&hb->rs.lat[i], 1, memory_order_relaxed);
-}
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-/*
- * One try: GET [off, off + want) (a HEAD when want is 0) into s.
- * Returns 0, -EAGAIN for what a retry may cure (why in *why), or the
- * final error.
- */
-static int try_request(struct http_bdev *hb, CURL *h, struct sink *s,
-		       uint64_t off, char *why, size_t whylen)
-{
-	char range[64];
-	uint64_t t0 = now_us();
-	long code = 0;
-	CURLcode rc;
-
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, s);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, s);
-	curl_easy_setopt(h, CURLOPT_NOBODY, s->want ? 0L : 1L);
-	if (s->want)
-		snprintf(range, sizeof(range), "%llu-%llu",
-			 (unsigned long long)off,
-			 (unsigned long long)(off + s->want - 1));
-	curl_easy_setopt(h, CURLOPT_RANGE, s->want ? range : NULL);
-	atomic_fetch_add_explicit(&hb->rs.requests, 1, memory_order_relaxed);
-	rc = curl_easy_perform(h);
-	note_latency(hb, now_us() - t0);
-	atomic_fetch_add_explicit(&hb->rs.bytes, s->got, memory_order_relaxed);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &s->length);
-	if (rc == CURLE_WRITE_ERROR && s->overflow) {
-		snprintf(why, whylen, "the server ignores range requests");
-		return -EIO;
-	}
-	if (rc == CURLE_SSL_CACERT_BADFILE) {	/* no trust store: retrying cannot help */
-		snprintf(why, whylen, "no CA certificates to check the server's certificate against (install ca-certificates, or give -o cafile=FILE)");
-		return -EIO;
-	}
-	if (rc != CURLE_OK) {
-		snprintf(why, whylen, "%s", curl_easy_strerror(rc));
-		return rc == CURLE_PEER_FAILED_VERIFICATION ||
-		       rc == CURLE_URL_MALFORMAT ||
-		       rc == CURLE_UNSUPPORTED_PROTOCOL ? -EIO : -EAGAIN;
-	}
-	snprintf(why, whylen, "HTTP %ld", code);
-	if (code == 412)
-		snprintf(why, whylen, "the object changed since it was opened");
-	if (code == 404)
-		return -ENOENT;
-	if (code == 401 || code == 403)
-		return -EACCES;
-	if (code >= 500 || code == 429 || code == 408)
-		return -EAGAIN;
-	if (s->want ? code != 206 && !(code == 200 && off == 0) : code != 200)
-		return -EIO;
-	if (s->got != s->want) {
-		snprintf(why, whylen, "a short body (%zu of %zu bytes)", s->got,
-			 s->want);
-		return -EAGAIN;
-	}
-	return 0;
-}
-
-/* A request with its retries; the log line says why it failed. */
-static int request(struct http_bdev *hb, const struct iovec *iov, int cnt,
-		   uint64_t off, size_t len, struct sink *s)
-{
-	char why[160] = "";
-	CURL *h = handle_get(hb);
-	int err = -EAGAIN;
-
-	if (!h)
-		return -ENOMEM;
-	for (unsigned t = 0; err == -EAGAIN && t <= hb->retries; t++) {
-		if (t) {
-			long ms = MIN((long)BACKOFF_MS << (t - 1), BACKOFF_MAX_MS);
-
-			atomic_fetch_add_explicit(&hb->rs.retries, 1,
-						  memory_order_relaxed);
-			nanosleep(&(struct timespec){ ms / 1000,
-				  (ms % 1000) * 1000000 }, NULL);
-		}
-		*s = (struct sink){ .iov = iov, .cnt = cnt, .want = len };
-		err = try_request(hb, h, s, off, why, sizeof(why));
-	}
-	handle_put(hb, h);
-	if (err) {
-		atomic_fetch_add_explicit(&hb->rs.errors, 1, memory_order_relaxed);
-		czfs_err("%s: %s [%llu, +%zu): %s%s", hb->shown,
-			 len ? "read" : "open", (unsigned long long)off, len, why,
-			 err == -EAGAIN ? " (gave up after retries)" : "");
-		if (err == -EAGAIN)
-			err = -EIO;
-	}
-	return err;
-}
-
-/* Fetch a range from the server, no cache. */
-static int fetch(struct http_bdev *hb, const struct iovec *iov, int cnt,
-		 uint64_t off, size_t len)
-{
-	struct sink s;
-
-	return request(hb, iov, cnt, off, len, &s);
 }
 
 /* Copy n bytes of src to the request's iovec at byte pos of it. */
@@ -561,7 +307,7 @@ static ssize_t fetch_run(struct http_bdev *hb, uint64_t c, uint64_t end,
 	       claim(hb, e, false))
 		e += chunk_len(hb, e);
 	n = iov_slice(iov, cnt, pos, (size_t)(e - c), part);
-	err = fetch(hb, part, n, c, (size_t)(e - c));
+	err = czfs_http_get_range(hb->http, part, n, c, (size_t)(e - c));
 	for (uint64_t p = c; !err && p < e; p += CHUNK) {
 		n = iov_slice(iov, cnt, pos + (size_t)(p - c),
 			      chunk_len(hb, p), part);
@@ -705,19 +451,10 @@ static void http_destroy(struct czfs_bdev *bd)
 {
 	struct http_bdev *hb = to_http(bd);
 
-	while (hb->nidle)
-		curl_easy_cleanup(hb->idle[--hb->nidle]);
+	czfs_http_close(hb->http);
 	for (unsigned i = 0; i < MEM_CHUNKS; i++)
 		free(hb->mem[i].data);
 	czfs_rcache_close(hb->cache);
-	curl_slist_free_all(hb->hdrs);
-	czfs_s3_creds_free(&hb->creds);
-	if (hb->url)
-		explicit_bzero(hb->url, strlen(hb->url));
-	free(hb->url);
-	free(hb->shown);
-	free(hb->sigv4);
-	free(hb->cafile);
 	pthread_cond_destroy(&hb->fetched);
 	pthread_mutex_destroy(&hb->lock);
 	free(hb);
@@ -733,82 +470,6 @@ static const struct czfs_bdev_ops http_ops = {
 	.destroy = http_destroy,
 };
 
-static int add_header(struct http_bdev *hb, const char *name, const char *v)
-{
-	struct curl_slist *l = NULL;
-	char *line;
-
-	if (asprintf(&line, "%s: %s", name, v) >= 0) {
-		l = curl_slist_append(hb->hdrs, line);
-		explicit_bzero(line, strlen(line));	/* a token is a secret */
-		free(line);
-	}
-	if (!l)
-		return -ENOMEM;
-	hb->hdrs = l;
-	return 0;
-}
-
-/* s3://bucket/key: its HTTPS URL, credentials and the SigV4 setting. */
-static int setup_s3(struct http_bdev *hb, const char *name,
-		    const struct czfs_remote_opts *o)
-{
-	const char *region = czfs_s3_region(o->s3_region);
-	int err;
-
-	err = czfs_s3_url(name, czfs_s3_endpoint(o->s3_endpoint), region,
-			  o->s3_style, &hb->url);
-	if (err == -EINVAL)
-		czfs_err("%s: not s3://BUCKET/KEY at a http(s) endpoint", name);
-	if (!err) {
-		err = czfs_s3_creds_find(&hb->creds);
-		if (err == -EACCES)
-			czfs_err("%s: no S3 credentials (AWS_ACCESS_KEY_ID and "
-				 "AWS_SECRET_ACCESS_KEY, or ~/.aws/credentials)",
-				 name);
-	}
-	if (!err && !(hb->sigv4 = czfs_s3_sigv4_param(region)))
-		err = -ENOMEM;
-	/* A GET has no body: its hash is the empty string's. */
-	if (!err)
-		err = add_header(hb, "x-amz-content-sha256",
-				 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4"
-				 "649b934ca495991b7852b855");
-	if (!err && hb->creds.token)
-		err = add_header(hb, "x-amz-security-token", hb->creds.token);
-	return err;
-}
-
-/* The probe: the object's size and identity; later reads must match it. */
-static int probe(struct http_bdev *hb)
-{
-	struct sink s;
-	int err;
-
-	err = request(hb, NULL, 0, 0, 0, &s);
-	if (err)
-		return err;
-	if (s.length < 0) {
-		czfs_err("%s: the server gives no size", hb->shown);
-		return -EIO;
-	}
-	hb->b.size = (uint64_t)s.length;
-	/* A weak ETag cannot be matched byte for byte: use the date then. */
-	if (s.etag[0] && strncmp(s.etag, "W/", 2))
-		err = add_header(hb, "If-Match", s.etag);
-	else if (s.lastmod[0])
-		err = add_header(hb, "If-Unmodified-Since", s.lastmod);
-	else
-		czfs_warn("%s: no ETag or Last-Modified: a change of the object "
-			  "cannot be seen", hb->shown);
-	snprintf(hb->identity, sizeof(hb->identity), "%s",
-		 s.etag[0] ? s.etag : s.lastmod);
-	if (!err)
-		for (unsigned i = 0; i < hb->nidle; i++)
-			curl_easy_setopt(hb->idle[i], CURLOPT_HTTPHEADER, hb->hdrs);
-	return err;
-}
-
 /*
  * The disk cache, keyed by the image's UUID (from its first chunk, which
  * the mount reads anyway) and the object's identity and size.
@@ -822,21 +483,22 @@ static int open_cache(struct http_bdev *hb, const struct czfs_remote_opts *o)
 	int err;
 
 	if (!hb->identity[0]) {
-		czfs_warn("%s: no ETag or Last-Modified: no cache", hb->shown);
+		czfs_warn("%s: no ETag or Last-Modified: no cache",
+			  czfs_http_shown(hb->http));
 		return 0;
 	}
 	/* Not an image (the open says so next): nothing to cache. */
 	if (hb->b.size < sizeof(buf))
 		return 0;
-	err = fetch(hb, &iov, 1, 0, sizeof(buf));
+	err = czfs_http_get_range(hb->http, &iov, 1, 0, sizeof(buf));
 	if (err || czfs_super_decode(buf, &sb, NULL))
 		return err;
 	czfs_rcache_key(sb.uuid, hb->identity, hb->b.size, key, sizeof(key));
 	err = czfs_rcache_open(o->cache_dir, o->cache_limit ?
 			       o->cache_limit : 1ull << 30, key, &hb->cache);
 	if (err)
-		czfs_err("%s: cache %s: %s", hb->shown, o->cache_dir,
-			 strerror(-err));
+		czfs_err("%s: cache %s: %s", czfs_http_shown(hb->http),
+			 o->cache_dir, strerror(-err));
 	return err;
 }
 
@@ -847,10 +509,10 @@ int czfs_bdev_open_remote(const char *url, unsigned flags,
 	static const struct czfs_remote_opts defaults = { .retries = -1 };
 	const struct czfs_remote_opts *o = opts ? opts : &defaults;
 	struct http_bdev *hb;
-	int err = 0;
+	int err;
 
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
+	pthread_once(&run_once, run_key_init);
+	if (run_key_err)
 		return -ENOMEM;
 	hb = calloc(1, sizeof(*hb));
 	if (!hb)
@@ -859,21 +521,10 @@ int czfs_bdev_open_remote(const char *url, unsigned flags,
 	pthread_cond_init(&hb->fetched, NULL);
 	hb->b.ops = &http_ops;
 	hb->b.flags = flags | CZFS_BDEV_RDONLY;
-	hb->timeout_ms = (long)(o->timeout ? o->timeout : CZFS_REMOTE_TIMEOUT) * 1000;
-	hb->retries = o->retries < 0 ? CZFS_REMOTE_RETRIES : (unsigned)o->retries;
-	hb->shown = czfs_url_redact(url);
-	if (!hb->shown)
-		err = -ENOMEM;
-	if (!err && (o->cafile || getenv("CURL_CA_BUNDLE")))
-		if (!(hb->cafile = strdup(o->cafile ? o->cafile :
-					  getenv("CURL_CA_BUNDLE"))))
-			err = -ENOMEM;
-	if (!err && czfs_url_kind(url) == CZFS_URL_S3)
-		err = setup_s3(hb, url, o);
-	else if (!err && !(hb->url = strdup(url)))
-		err = -ENOMEM;
+	err = czfs_http_open(url, o, &hb->rs, &hb->http);
 	if (!err)
-		err = probe(hb);
+		err = czfs_http_probe(hb->http, &hb->b.size, hb->identity,
+				      sizeof(hb->identity));
 	if (!err && o->cache_dir)
 		err = open_cache(hb, o);
 	if (err) {

@@ -10,6 +10,7 @@ src_lib_libczfs_a_SOURCES = \
 # Remote images (http, https, s3) through libcurl: read-only.
 src_lib_libczfs_a_SOURCES += \
 	src/lib/remote.h src/lib/bdev_http.c \
+	src/lib/http.c src/lib/http.h \
 	src/lib/rcache.c src/lib/rcache.h \
 	src/lib/url.c src/lib/url.h \
 	src/lib/s3auth.c src/lib/s3auth.h
