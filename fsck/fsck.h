@@ -266,11 +266,14 @@ int fsck_pack_cluster(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 /* A PACK item (after every cluster, in key order).  0 or -ENOMEM. */
 int fsck_pack_item(struct fsck_ctx *c, const struct czfs_key *key,
 		   const void *val, unsigned len);
-/* After the walk: packs used without a PACK item.  0 or -ENOMEM. */
+/* After the walk: packs used without a PACK item; the plan dropped (and
+ * unused PACK items' blocks kept in use) if the counts are doubtful.
+ * 0 or -ENOMEM. */
 int fsck_packs_finish(struct fsck_ctx *c);
 /* The size of a planned repair, for c->pack_fixes. */
 size_t fsck_pack_fix_size(void);
-/* -y: write the planned PACK items (inside the repair's transaction). */
+/* -y: write or delete the planned PACK items (inside the repair's
+ * transaction; a deleted item's blocks are freed as leaked before). */
 int fsck_repair_packs(struct fsck_ctx *c);
 
 /* ---- repair.c ---------------------------------------------------------- */

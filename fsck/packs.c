@@ -26,11 +26,25 @@ struct fsck_pack {
 	bool differ;			/* its clusters describe it otherwise */
 };
 
-/* A planned repair: the PACK item to write (insert: there is none). */
+enum fsck_pack_op {
+	PACK_FIX_UPDATE,		/* its count */
+	PACK_FIX_INSERT,		/* there is none */
+	PACK_FIX_DELETE,		/* no cluster uses it */
+};
+
+/* A planned repair: the PACK item to write or delete. */
 struct fsck_pack_fix {
 	struct czfs_pack_info pi;
-	bool insert;
+	enum fsck_pack_op op;
 };
+
+static int plan(struct fsck_ctx *c, const struct czfs_pack_info *pi,
+		enum fsck_pack_op op)
+{
+	struct fsck_pack_fix f = { *pi, op };
+
+	return fsck_vec_push(&c->pack_fixes, &f) ? 0 : -ENOMEM;
+}
 
 static uint64_t slot_of(uint64_t blkaddr, size_t cap)
 {
@@ -120,14 +134,14 @@ int fsck_pack_item(struct fsck_ctx *c, const struct czfs_key *key,
 		return 0;
 	}
 	c->incompat_used |= CZFS_FEATURE_INCOMPAT_PACKED;
+	p = find(c, pi.blkaddr, false);
+	if (!p) {	/* its blocks: referenced or not by fsck_packs_finish */
+		fsck_fixable(c, "pack at block %" PRIu64 ": %u references, no cluster uses it",
+			     pi.blkaddr, pi.refs);
+		return plan(c, &pi, PACK_FIX_DELETE);
+	}
 	if (fsck_ref(c, pi.blkaddr, pi.nblocks, "pack", 0))
 		c->data_blocks += pi.nblocks;
-	p = find(c, pi.blkaddr, false);
-	if (!p) {
-		fsck_error(c, "pack at block %" PRIu64 ": %u references, no cluster uses it",
-			   pi.blkaddr, pi.refs);
-		return 0;
-	}
 	p->item_seen = true;
 	p->desc.refs = pi.refs;
 	if (!czfs_pack_matches(&pi, &(struct czfs_cluster_info){
@@ -143,8 +157,7 @@ int fsck_pack_item(struct fsck_ctx *c, const struct czfs_key *key,
 	fsck_fixable(c, "pack at block %" PRIu64 ": %u references, %u clusters use it",
 		     pi.blkaddr, pi.refs, p->found);
 	pi.refs = p->found;
-	return fsck_vec_push(&c->pack_fixes,
-			     &(struct fsck_pack_fix){ pi, false }) ? 0 : -ENOMEM;
+	return plan(c, &pi, PACK_FIX_UPDATE);
 }
 
 /* Its clusters name a pack that has no item: keep its blocks; plan one. */
@@ -161,8 +174,20 @@ static int pack_missing(struct fsck_ctx *c, struct fsck_pack *p)
 	fsck_fixable(c, "pack at block %" PRIu64 ": %u clusters use it, no PACK item",
 		     p->blkaddr, p->found);
 	pi.refs = p->found;
-	return fsck_vec_push(&c->pack_fixes,
-			     &(struct fsck_pack_fix){ pi, true }) ? 0 : -ENOMEM;
+	return plan(c, &pi, PACK_FIX_INSERT);
+}
+
+/* The fixes cannot be trusted: an unused item's blocks stay in use. */
+static void keep_unused(struct fsck_ctx *c)
+{
+	for (size_t i = 0; i < c->pack_fixes.n; i++) {
+		const struct fsck_pack_fix *f =
+			fsck_vec_at(&c->pack_fixes, struct fsck_pack_fix, i);
+
+		if (f->op == PACK_FIX_DELETE &&
+		    fsck_ref(c, f->pi.blkaddr, f->pi.nblocks, "pack", 0))
+			c->data_blocks += f->pi.nblocks;
+	}
 }
 
 int fsck_packs_finish(struct fsck_ctx *c)
@@ -175,8 +200,10 @@ int fsck_packs_finish(struct fsck_ctx *c)
 		if (p->blkaddr && !p->item_seen)
 			err = pack_missing(c, p);
 	}
-	/* a count from damaged cluster items may be short: do not set it */
-	if (c->refs_incomplete && c->pack_fixes.n) {
+	/* a count from damaged cluster items or a partial walk may be short:
+	 * do not set it, nor delete an item that looks unused */
+	if ((c->refs_incomplete || c->walk_incomplete) && c->pack_fixes.n) {
+		keep_unused(c);
 		c->unfixed += c->pack_fixes.n;
 		c->pack_fixes.n = 0;
 	}
@@ -200,8 +227,12 @@ int fsck_repair_packs(struct fsck_ctx *c)
 					f->pi.blkaddr };
 		unsigned len = czfs_pack_item_encode(&f->pi, val);
 
-		err = f->insert ? czfs_btree_insert(&c->fs->tree, &key, val, len) :
-		      czfs_btree_update(&c->fs->tree, &key, val, len);
+		if (f->op == PACK_FIX_INSERT)
+			err = czfs_btree_insert(&c->fs->tree, &key, val, len);
+		else if (f->op == PACK_FIX_UPDATE)
+			err = czfs_btree_update(&c->fs->tree, &key, val, len);
+		else	/* its blocks, unreferenced, are freed as leaked */
+			err = czfs_btree_delete(&c->fs->tree, &key);
 	}
 	return err;
 }

@@ -10,6 +10,8 @@
  *   czfs-locate IMAGE PATH node LEVEL   the node at LEVEL above PATH's inode
  *   czfs-locate IMAGE PATH xattr NAME   first block of an external value
  *   czfs-locate IMAGE - bitmap K        block of space-map bitmap K
+ *   czfs-locate IMAGE - used BLK N      how many of blocks BLK..BLK+N-1
+ *                                       the space map marks used
  */
 #include "config.h"
 
@@ -97,6 +99,16 @@ static int print_bitmap(struct czfs_fs *fs, uint64_t k)
 	return 0;
 }
 
+static int print_used(struct czfs_fs *fs, uint64_t blk, uint64_t n)
+{
+	uint64_t used = 0;
+
+	for (uint64_t b = blk; b < blk + n; b++)
+		used += czfs_smap_test(&fs->smap, b);
+	printf("%llu\n", (unsigned long long)used);
+	return 0;
+}
+
 static int print_cluster(struct czfs_fs *fs, uint64_t ino, uint64_t idx)
 {
 	uint8_t inl[CZFS_INLINE_MAX];
@@ -120,11 +132,11 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: czfs-locate IMAGE PATH leaf|cluster N|root|rootlevel|node L|xattr NAME|bitmap K\n");
+		fprintf(stderr, "usage: czfs-locate IMAGE PATH leaf|cluster N|root|rootlevel|node L|xattr NAME|bitmap K|used BLK N\n");
 		return 2;
 	}
 	czfs_log_set_sink(czfs_log_stderr, CZFS_LOG_WARN);
-	if (!strcmp(argv[3], "bitmap"))
+	if (!strcmp(argv[3], "bitmap") || !strcmp(argv[3], "used"))
 		opts.flags &= ~CZFS_OPEN_NOSMAP;
 	err = czfs_fs_open(argv[1], &opts, &fs);
 	if (err)
@@ -139,6 +151,9 @@ int main(int argc, char **argv)
 		err = print_xattr(fs, ino, argv[4]);
 	else if (!err && !strcmp(argv[3], "bitmap") && argc > 4)
 		err = print_bitmap(fs, strtoull(argv[4], NULL, 0));
+	else if (!err && !strcmp(argv[3], "used") && argc > 5)
+		err = print_used(fs, strtoull(argv[4], NULL, 0),
+				 strtoull(argv[5], NULL, 0));
 	else if (!err && !strcmp(argv[3], "rootlevel"))
 		printf("%u\n", fs->cp.root_level);
 	else if (!err && !strcmp(argv[3], "cluster") && argc > 4)

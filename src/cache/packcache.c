@@ -10,9 +10,11 @@
 
 struct czfs_pcache {
 	pthread_mutex_t lock;
-	struct czfs_pentry *ents;	/* data NULL: a free slot */
+	pthread_cond_t done;		/* broadcast when a decode ends */
+	struct czfs_pentry *ents;	/* !data && !loading: a free slot */
 	unsigned n;
-	uint64_t clock, hits, misses;
+	uint64_t clock;
+	struct czfs_pcache_stats st;
 };
 
 int czfs_pcache_create(unsigned n, struct czfs_pcache **out)
@@ -25,6 +27,7 @@ int czfs_pcache_create(unsigned n, struct czfs_pcache **out)
 	}
 	pc->n = n;
 	pthread_mutex_init(&pc->lock, NULL);
+	pthread_cond_init(&pc->done, NULL);
 	*out = pc;
 	return 0;
 }
@@ -36,39 +39,23 @@ void czfs_pcache_destroy(struct czfs_pcache *pc)
 	for (unsigned i = 0; i < pc->n; i++)
 		free(pc->ents[i].data);
 	free(pc->ents);
+	pthread_cond_destroy(&pc->done);
 	pthread_mutex_destroy(&pc->lock);
 	free(pc);
 }
 
+/* The entry of this key, decoded or LOADING, or NULL. */
 static struct czfs_pentry *find(struct czfs_pcache *pc, uint64_t blkaddr,
 				uint32_t checksum, uint32_t ulen)
 {
 	for (unsigned i = 0; i < pc->n; i++) {
 		struct czfs_pentry *e = &pc->ents[i];
 
-		if (e->data && e->blkaddr == blkaddr &&
-		    e->checksum == checksum && e->ulen == ulen) {
-			e->refs++;
-			e->used = ++pc->clock;
+		if ((e->data || e->loading) && e->blkaddr == blkaddr &&
+		    e->checksum == checksum && e->ulen == ulen)
 			return e;
-		}
 	}
 	return NULL;
-}
-
-struct czfs_pentry *czfs_pcache_get(struct czfs_pcache *pc, uint64_t blkaddr,
-				    uint32_t checksum, uint32_t ulen)
-{
-	struct czfs_pentry *e;
-
-	pthread_mutex_lock(&pc->lock);
-	e = find(pc, blkaddr, checksum, ulen);
-	if (e)
-		pc->hits++;
-	else
-		pc->misses++;
-	pthread_mutex_unlock(&pc->lock);
-	return e;
 }
 
 /* A free slot, or the least recently used one nobody holds. */
@@ -79,7 +66,7 @@ static struct czfs_pentry *victim(struct czfs_pcache *pc)
 	for (unsigned i = 0; i < pc->n; i++) {
 		struct czfs_pentry *e = &pc->ents[i];
 
-		if (!e->data)
+		if (!e->data && !e->loading)
 			return e;
 		if (!e->refs && (!v || e->used < v->used))
 			v = e;
@@ -87,23 +74,62 @@ static struct czfs_pentry *victim(struct czfs_pcache *pc)
 	return v;
 }
 
-struct czfs_pentry *czfs_pcache_insert(struct czfs_pcache *pc, uint64_t blkaddr,
-				       uint32_t checksum, uint32_t ulen,
-				       void *data)
+int czfs_pcache_claim(struct czfs_pcache *pc, uint64_t blkaddr,
+		      uint32_t checksum, uint32_t ulen, unsigned flags,
+		      struct czfs_pentry **e)
 {
-	struct czfs_pentry *e;
+	bool waited = false;
+	int ret = 0;
 
 	pthread_mutex_lock(&pc->lock);
-	e = find(pc, blkaddr, checksum, ulen);
-	if (!e && (e = victim(pc))) {
-		free(e->data);
-		*e = (struct czfs_pentry){ blkaddr, checksum, ulen, data, 1,
-					   ++pc->clock };
-		data = NULL;
+	while ((*e = find(pc, blkaddr, checksum, ulen)) && (*e)->loading) {
+		*e = NULL;
+		if (flags & CZFS_PC_NOWAIT) {
+			ret = -EAGAIN;
+			goto out;
+		}
+		if (!waited)
+			pc->st.waits++;
+		waited = true;
+		pthread_cond_wait(&pc->done, &pc->lock);
 	}
+	if (*e) {
+		pc->st.hits++;
+	} else if ((*e = victim(pc))) {
+		pc->st.misses++;
+		free((*e)->data);
+		**e = (struct czfs_pentry){ blkaddr, checksum, ulen, NULL, true,
+					    0, 0 };
+		ret = 1;
+	} else {
+		pc->st.misses++;
+		ret = -ENOSPC;
+		goto out;
+	}
+	(*e)->refs++;
+	(*e)->used = ++pc->clock;
+out:
 	pthread_mutex_unlock(&pc->lock);
-	free(data);
-	return e;
+	return ret;
+}
+
+void czfs_pcache_fill(struct czfs_pcache *pc, struct czfs_pentry *e,
+		      void *data)
+{
+	pthread_mutex_lock(&pc->lock);
+	e->data = data;
+	e->loading = false;
+	pthread_cond_broadcast(&pc->done);
+	pthread_mutex_unlock(&pc->lock);
+}
+
+void czfs_pcache_abort(struct czfs_pcache *pc, struct czfs_pentry *e)
+{
+	pthread_mutex_lock(&pc->lock);
+	e->loading = false;	/* no data: the slot is free */
+	e->refs--;
+	pthread_cond_broadcast(&pc->done);
+	pthread_mutex_unlock(&pc->lock);
 }
 
 void czfs_pcache_put(struct czfs_pcache *pc, struct czfs_pentry *e)
@@ -115,11 +141,9 @@ void czfs_pcache_put(struct czfs_pcache *pc, struct czfs_pentry *e)
 	pthread_mutex_unlock(&pc->lock);
 }
 
-void czfs_pcache_counts(struct czfs_pcache *pc, uint64_t *hits,
-			uint64_t *misses)
+void czfs_pcache_get_stats(struct czfs_pcache *pc, struct czfs_pcache_stats *st)
 {
 	pthread_mutex_lock(&pc->lock);
-	*hits = pc->hits;
-	*misses = pc->misses;
+	*st = pc->st;
 	pthread_mutex_unlock(&pc->lock);
 }

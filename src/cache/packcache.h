@@ -4,7 +4,9 @@
  * so that the small files of one pack cost one read and one decode
  * between them, as squashfs's fragment cache does.  Entries are keyed by
  * the pack's address, checksum and length; a few dozen of them, least
- * recently used out first, each a malloc'd buffer.
+ * recently used out first, each a malloc'd buffer.  A pack being decoded
+ * has a LOADING entry, as the cluster cache's: a second thread that
+ * wants it waits for that decode instead of reading and decoding it too.
  *
  * Why no invalidation: a pack is never changed once written, and the
  * daemon never writes one; a pack's blocks are freed only when no item
@@ -12,11 +14,12 @@
  * live item.
  *
  * Threads: every function may be called from any thread; an entry taken
- * with get or insert stays valid until it is put.
+ * with claim stays valid until it is put (or its claim aborted).
  */
 #ifndef CZFS_PACKCACHE_H
 #define CZFS_PACKCACHE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct czfs_pcache;
@@ -24,7 +27,9 @@ struct czfs_pcache;
 struct czfs_pentry {
 	uint64_t blkaddr;
 	uint32_t checksum, ulen;
-	void *data;			/* ulen decoded bytes */
+	void *data;			/* ulen decoded bytes; NULL: loading
+					 * or a free slot */
+	bool loading;			/* claimed: one thread decodes it */
 	unsigned refs;			/* under the cache's lock */
 	uint64_t used;			/* LRU stamp */
 };
@@ -33,26 +38,43 @@ struct czfs_pentry {
 int czfs_pcache_create(unsigned n, struct czfs_pcache **out);
 void czfs_pcache_destroy(struct czfs_pcache *pc);	/* accepts NULL */
 
-/* The cached pack with this key, referenced, or NULL. */
-struct czfs_pentry *czfs_pcache_get(struct czfs_pcache *pc, uint64_t blkaddr,
-				    uint32_t checksum, uint32_t ulen);
+#define CZFS_PC_NOWAIT	0x01	/* do not wait for another thread's decode */
 
 /*
- * Cache data (ulen bytes, malloc'd: the cache owns it from now, even on
- * failure) as the pack with this key, evicting the least recently used
- * unreferenced entry if full.  Returns the entry, referenced: an entry
- * another thread inserted first (data is freed), or NULL when every
- * entry is in use (data is freed; the caller decodes without the cache).
+ * The pack with this key.  Cached: returns 0 with *e referenced (a hit).
+ * Absent: takes a slot (evicting the least recently used entry nobody
+ * holds) for a LOADING entry and returns 1 with it referenced: the
+ * caller decodes the pack, then czfs_pcache_fill or czfs_pcache_abort
+ * (a miss).  LOADING in another thread: waits until it is filled (0) or
+ * aborted (then claims it: 1); with CZFS_PC_NOWAIT returns -EAGAIN.
+ * Every slot held: -ENOSPC, the caller decodes without the cache.  *e is
+ * NULL on errors.  A thread holding a claim must not wait for another's
+ * (CZFS_PC_NOWAIT), or two decoders could wait for each other.
  */
-struct czfs_pentry *czfs_pcache_insert(struct czfs_pcache *pc, uint64_t blkaddr,
-				       uint32_t checksum, uint32_t ulen,
-				       void *data);
+int czfs_pcache_claim(struct czfs_pcache *pc, uint64_t blkaddr,
+		      uint32_t checksum, uint32_t ulen, unsigned flags,
+		      struct czfs_pentry **e);
 
-/* Drop a reference from get or insert; accepts NULL. */
+/* The claimed entry e decoded: data (ulen bytes, malloc'd, not NULL) is
+ * the cache's from now; the waiters wake.  The caller's reference stays. */
+void czfs_pcache_fill(struct czfs_pcache *pc, struct czfs_pentry *e,
+		      void *data);
+
+/* The decode of the claimed entry e failed: its slot is freed with the
+ * caller's reference, and a waiter claims the pack next. */
+void czfs_pcache_abort(struct czfs_pcache *pc, struct czfs_pentry *e);
+
+/* Drop a reference from claim (after fill); accepts NULL. */
 void czfs_pcache_put(struct czfs_pcache *pc, struct czfs_pentry *e);
 
-/* Lookups that hit and missed, since creation. */
-void czfs_pcache_counts(struct czfs_pcache *pc, uint64_t *hits,
-			uint64_t *misses);
+struct czfs_pcache_stats {
+	uint64_t hits;			/* claims answered with a decoded pack */
+	uint64_t misses;		/* claims that left the decode to the
+					 * caller (a LOADING entry, or none) */
+	uint64_t waits;			/* claims that waited for a decode */
+};
+
+/* The counts since creation. */
+void czfs_pcache_get_stats(struct czfs_pcache *pc, struct czfs_pcache_stats *st);
 
 #endif /* CZFS_PACKCACHE_H */

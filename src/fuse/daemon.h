@@ -93,7 +93,10 @@ struct czfs_daemon_stats {
 	atomic_ullong stage_private;	/* clusters read apart from a stream */
 	atomic_ullong push_files, push_bytes;	/* stored into the page cache */
 	atomic_ullong push_errors;		/* stores that failed */
-	atomic_ullong pack_decodes;	/* whole packs decoded (load.c) */
+	atomic_ullong pack_decodes;	/* whole packs decoded (load.c): into the
+					 * pack cache, once however many threads
+					 * miss it, or for one cluster when no
+					 * slot is free */
 };
 
 struct czfs_daemon {

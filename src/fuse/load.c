@@ -95,27 +95,25 @@ static int copy_from_pack(struct czfs_daemon *dm, const struct czfs_cluster_info
 }
 
 /*
- * A PACKED cluster whose pack is not cached: decode the whole pack once
- * (its stored blocks in cpages) into the pack cache, for the neighbours
- * that share it, and copy the range out.  When every cached pack is in
- * use, the cluster is decoded on its own.
+ * A PACKED cluster whose pack this thread claimed: decode the whole pack
+ * once (its stored blocks in l->cpages) into the pack cache, for the
+ * neighbours that share it and the threads waiting for it.  On success
+ * l->pe is a decoded entry; on error the caller aborts the claim.
  */
-static int decode_pack(struct czfs_daemon *dm, struct czfs_thread *t,
-		       const struct czfs_cluster_info *ci, const uint32_t *cpages,
-		       const uint32_t *rpages, unsigned rn, unsigned len)
+static int fill_pack(struct czfs_daemon *dm, struct czfs_thread *t,
+		     struct czfs_load *l)
 {
 	struct czfs_cluster_info pack;
 	struct czfs_mapping cm;
-	struct czfs_pentry *pe;
 	uint64_t t0 = czfs_now_ns();
 	void *buf;
 	int err;
 
-	czfs_cluster_pack_info(ci, &pack);
+	czfs_cluster_pack_info(l->ci, &pack);
 	buf = malloc(MAX(pack.ulen, 1u));
 	if (!buf)
 		return -ENOMEM;
-	err = czfs_win_map(dm->wc, cpages, ci->nblocks, false, &cm);
+	err = czfs_win_map(dm->wc, l->cpages, l->ci->nblocks, false, &cm);
 	if (!err) {
 		err = czfs_cluster_decode(t->codec, &pack, cm.addr, buf, pack.ulen);
 		czfs_win_unmap(dm->wc, &cm);
@@ -129,30 +127,29 @@ static int decode_pack(struct czfs_daemon *dm, struct czfs_thread *t,
 		atomic_fetch_add(&dm->st.decomp_ns, czfs_now_ns() - t0);
 		atomic_fetch_add(&dm->st.decomp_bytes, pack.ulen);
 	}
-	pe = czfs_pcache_insert(dm->pc, ci->blkaddr, ci->checksum,
-				ci->pack_ulen, buf);
-	if (!pe)
-		return decode_mapped(dm, t, ci, cpages, rpages, rn, len);
-	err = copy_from_pack(dm, ci, pe, rpages, rn);
-	czfs_pcache_put(dm->pc, pe);
-	return err;
+	czfs_pcache_fill(dm->pc, l->pe, buf);
+	l->pe_claimed = false;
+	return 0;
 }
 
 /*
- * Decode cluster ci into the LOADING entry e (pages allocated here).
- * cpages: the n = ci->nblocks pool pages holding the stored blocks (extent
- * kinds; NULL for holes and inline).  Maps both buffers through the window
- * cache.  Returns 0 or -errno.
+ * Decode cluster l->ci into its LOADING entry l->e (pages allocated here):
+ * from l->pe, its decoded pack (decoded now if claimed), else from
+ * l->cpages, the n = ci->nblocks pool pages holding the stored blocks
+ * (extent kinds; NULL for holes and inline).  Maps both buffers through
+ * the window cache.  Returns 0 or -errno.
  */
 static int decode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		  const struct czfs_cluster_info *ci, const uint32_t *cpages,
-		  const struct czfs_pentry *pe, struct czfs_centry *e)
+		  struct czfs_load *l)
 {
+	const struct czfs_cluster_info *ci = l->ci;
 	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
 	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
 	unsigned rn = 1u << ii->cluster_shift;
+	const uint32_t *cpages = l->cpages;
+	struct czfs_centry *e = l->e;
 	struct czfs_thread *t;
-	int err;
+	int err = 0;
 
 	/*
 	 * A stored cluster holds ci->ulen bytes, whatever size the caller's
@@ -177,12 +174,15 @@ static int decode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	run_pages(e->page, rn, rpages);
 	if (cpages && cpages[0] == e->page)
 		cpages = rpages;	/* a raw cluster read in place */
-	if (pe)
-		err = copy_from_pack(dm, ci, pe, rpages, rn);
-	else if (shares_pack(ci))
-		err = decode_pack(dm, t, ci, cpages, rpages, rn, e->len);
-	else
+	if (l->pe_claimed)
+		err = fill_pack(dm, t, l);
+	if (!err && l->pe) {
+		err = copy_from_pack(dm, ci, l->pe, rpages, rn);
+	} else if (!err) {	/* a pack without a slot is decoded for it */
+		if (shares_pack(ci))
+			atomic_fetch_add(&dm->st.pack_decodes, 1);
 		err = decode_mapped(dm, t, ci, cpages, rpages, rn, e->len);
+	}
 	if (err)
 		czfs_err("inode %llu cluster %llu: %s", (unsigned long long)ii->ino,
 			 (unsigned long long)e->idx, strerror(-err));
@@ -285,6 +285,14 @@ static int cmp_seg(const void *a, const void *b)
 	return x->blkaddr < y->blkaddr ? -1 : x->blkaddr > y->blkaddr;
 }
 
+/* l's stored blocks are to be read: not from the staging, nor a pack
+ * that is cached or that another thread decodes. */
+static bool to_read(const struct czfs_load *l)
+{
+	return !l->err && is_extent(l->ci) && !l->ref.n && !l->pe_wait &&
+	       (!l->pe || l->pe_claimed);
+}
+
 /* Read the stored blocks of every extent cluster of the batch at once. */
 static int load_read(struct czfs_daemon *dm, struct czfs_load *ls, unsigned n)
 {
@@ -293,8 +301,7 @@ static int load_read(struct czfs_daemon *dm, struct czfs_load *ls, unsigned n)
 	int err;
 
 	for (unsigned i = 0; i < n; i++)
-		if (!ls[i].err && is_extent(ls[i].ci) && !ls[i].ref.n &&
-		    !ls[i].pe)
+		if (to_read(&ls[i]))
 			segs[k++] = (struct czfs_io_seg){ ls[i].ci->blkaddr,
 				ls[i].ci->nblocks, ls[i].addrs };
 	qsort(segs, k, sizeof(segs[0]), cmp_seg);
@@ -306,6 +313,51 @@ static int load_read(struct czfs_daemon *dm, struct czfs_load *ls, unsigned n)
 		czfs_err("read error at block %llu: %s",
 			 (unsigned long long)segs[0].blkaddr, strerror(-err));
 	return err ? -EIO : 0;
+}
+
+/*
+ * Where l's bytes come from: its pack, cached or claimed now (pc_flags:
+ * CZFS_PC_NOWAIT, or 0 to wait for another thread's decode); with
+ * NOWAIT, a pack another thread decodes sets l->pe_wait and nothing
+ * else.  Else its stored blocks, from the staging or to read.
+ */
+static int load_start(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		      struct czfs_staging *stg, enum czfs_load_by by,
+		      const struct czfs_cluster_batch *b, struct czfs_load *l,
+		      unsigned pc_flags)
+{
+	const struct czfs_cluster_info *ci = l->ci;
+	int ret;
+
+	if (shares_pack(ci)) {
+		ret = czfs_pcache_claim(dm->pc, ci->blkaddr, ci->checksum,
+					ci->pack_ulen, pc_flags, &l->pe);
+		l->pe_wait = ret == -EAGAIN;
+		l->pe_claimed = ret == 1;
+		if (ret == 0 || l->pe_wait)
+			return 0;
+	}
+	return is_extent(ci) ? load_prepare(dm, ii, stg, by, b, l) : 0;
+}
+
+/* Decode l (err: of its read), release what it held, mark it loaded. */
+static void load_finish(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+			struct czfs_staging *stg, struct czfs_load *l, int err,
+			atomic_ullong *loads)
+{
+	if (!l->err)
+		l->err = err ?: decode(dm, ii, l);
+	if (l->pe_claimed)	/* not decoded: a waiter decodes it */
+		czfs_pcache_abort(dm->pc, l->pe);
+	else
+		czfs_pcache_put(dm->pc, l->pe);
+	if (l->ref.n)
+		czfs_staging_put(dm, stg, &l->ref);
+	czfs_temp_free(dm, &l->tp);
+	atomic_fetch_add(loads, 1);
+	if (l->err)
+		atomic_fetch_add(&dm->st.load_errors, 1);
+	czfs_ccache_loaded(dm->cc, l->e, l->err);
 }
 
 void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
@@ -321,32 +373,24 @@ void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		ls[i].ref.n = 0;
 		ls[i].cpages = NULL;
 		ls[i].pe = NULL;
+		ls[i].pe_claimed = ls[i].pe_wait = false;
 		if (!ls[i].err) {
-			const struct czfs_cluster_info *ci;
-
-			ci = ls[i].ci = &b->ci[ls[i].e->idx - b->first];
-			if (shares_pack(ci))
-				ls[i].pe = czfs_pcache_get(dm->pc, ci->blkaddr,
-							   ci->checksum,
-							   ci->pack_ulen);
-			if (is_extent(ci) && !ls[i].pe)
-				ls[i].err = load_prepare(dm, ii, stg, by, b,
-							 &ls[i]);
+			ls[i].ci = &b->ci[ls[i].e->idx - b->first];
+			ls[i].err = load_start(dm, ii, stg, by, b, &ls[i],
+					       CZFS_PC_NOWAIT);
 		}
 	}
 	err = load_read(dm, ls, n);
+	for (unsigned i = 0; i < n; i++)
+		if (!ls[i].pe_wait)
+			load_finish(dm, ii, stg, &ls[i], err, loads);
+	/* no claim of ours is left: wait for the others' pack decodes */
 	for (unsigned i = 0; i < n; i++) {
-		if (!ls[i].err)
-			ls[i].err = err ?: decode(dm, ii, ls[i].ci, ls[i].cpages,
-						  ls[i].pe, ls[i].e);
-		czfs_pcache_put(dm->pc, ls[i].pe);
-		if (ls[i].ref.n)
-			czfs_staging_put(dm, stg, &ls[i].ref);
-		czfs_temp_free(dm, &ls[i].tp);
-		atomic_fetch_add(loads, 1);
-		if (ls[i].err)
-			atomic_fetch_add(&dm->st.load_errors, 1);
-		czfs_ccache_loaded(dm->cc, ls[i].e, ls[i].err);
+		if (!ls[i].pe_wait)
+			continue;
+		ls[i].err = load_start(dm, ii, stg, by, b, &ls[i], 0);
+		load_finish(dm, ii, stg, &ls[i],
+			    ls[i].err ? 0 : load_read(dm, &ls[i], 1), loads);
 	}
 }
 

@@ -60,7 +60,10 @@ struct czfs_load {
 	struct czfs_stage_ref ref;	/* ... from the stream's staging */
 	struct czfs_temp tp;		/* ... read alone: compressed input */
 	struct czfs_pentry *pe;		/* a PACKED cluster's decoded pack,
-					 * cached: no blocks to read */
+					 * cached: no blocks to read; or
+					 * claimed (LOADING): we decode it */
+	bool pe_claimed;
+	bool pe_wait;			/* another thread decodes its pack */
 	uint32_t pages[CZFS_MAX_CLUSTER_BLOCKS];	/* raw in place / staged */
 	void *addrs[CZFS_MAX_CLUSTER_BLOCKS];
 };
@@ -77,7 +80,9 @@ enum czfs_load_by { CZFS_LOAD_BY_READER, CZFS_LOAD_BY_PREFETCH };
  * Load the claimed entries ls[0..n) (ascending idx, their items in b) and
  * mark each loaded with its result, ls[i].err; an entry whose err is set
  * on entry is marked loaded with that error.  stg: the stream's staging,
- * or NULL (the blocks are read apart).
+ * or NULL (the blocks are read apart).  A PACKED cluster whose pack
+ * another thread is decoding is loaded last, from that decode, once this
+ * thread's own pack decodes are done (it then holds no pack claim).
  */
 void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		     struct czfs_staging *stg, const struct czfs_cluster_batch *b,

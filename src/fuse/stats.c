@@ -63,12 +63,13 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 	struct czfs_ccache_stats cs;
 	struct czfs_pool_stats ps;
 	struct czfs_nodecache_stats ns;
-	uint64_t phits, pmisses;
+	struct czfs_pcache_stats pcs;
 
 	czfs_ccache_get_stats(dm->cc, &cs);
-	czfs_pcache_counts(dm->pc, &phits, &pmisses);
-	put(o, "pcache.hits %llu\npcache.misses %llu\n",
-	    (unsigned long long)phits, (unsigned long long)pmisses);
+	czfs_pcache_get_stats(dm->pc, &pcs);
+	put(o, "pcache.hits %llu\npcache.misses %llu\npcache.waits %llu\n",
+	    (unsigned long long)pcs.hits, (unsigned long long)pcs.misses,
+	    (unsigned long long)pcs.waits);
 	put(o, "ccache.hits %llu\nccache.misses %llu\nccache.waits %llu\n"
 	    "ccache.evictions %llu\nccache.recycled %llu\nccache.entries %llu\n",
 	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,

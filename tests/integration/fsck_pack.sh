@@ -1,8 +1,9 @@
 #!/bin/bash
 # fsck.czfs and shared packs: each kind of damage to the pack accounting in
-# a copy of a good image is named with the exact exit code; a wrong count
-# and a lost PACK item are repaired by -y (then clean, and the files still
-# read and can all be deleted, freeing every pack); a damaged PACKED item
+# a copy of a good image is named with the exact exit code; a wrong count,
+# a lost PACK item and a PACK item no cluster uses are repaired by -y (then
+# clean, and the files still read and can all be deleted, freeing every
+# pack; the unused item's blocks freed); a damaged PACKED item
 # or damaged pack data is an error, and the mount fails only the files of
 # that pack with EIO.
 . "$top_srcdir/tests/integration/lib.sh"
@@ -62,6 +63,42 @@ expect_fsck "$T/bad" 1 "no PACK item" -y
 expect_fsck "$T/bad" 0 clean -n
 czfs_mount "$T/bad" "$T/mnt" -o ro
 diff -r "$T/src" "$T/mnt" >&2 || fail "files differ after the item was made again"
+czfs_umount "$T/mnt"
+
+note "a PACK item no cluster uses: deleted, its blocks freed"
+cp "$T/good" "$T/bad"
+read -r blk nb kind < <("$LOCATE" "$T/good" /big cluster 0)
+[ "$kind" = 7 ] || fail "big's cluster 0 is not packed (kind $kind)"
+# one reference too many: deleting both files that use it leaves the item
+"$CORRUPT" "$T/bad" pack-refs big 0 3 >/dev/null
+czfs_mount "$T/bad" "$T/mnt"
+rm "$T/mnt/big" "$T/mnt/big.copy"
+czfs_umount "$T/mnt"
+[ "$("$LOCATE" "$T/bad" - used "$blk" "$nb")" = "$nb" ] ||
+	fail "the unused pack's $nb blocks are not all in use before the repair"
+unused="pack at block $blk: 1 references, no cluster uses it"
+# a damaged PACK item (no references) makes every count doubtful: kept
+cp "$T/bad" "$T/bad2"
+"$CORRUPT" "$T/bad2" pack-refs a/f5 0 0 >/dev/null
+expect_fsck "$T/bad2" 4 "$unused" -y
+expect_fsck "$T/bad2" 4 "$unused" -n
+[ "$("$LOCATE" "$T/bad2" - used "$blk" "$nb")" = "$nb" ] ||
+	fail "an unused pack's blocks freed while a PACK item was damaged"
+expect_fsck "$T/bad" 4 "$unused" -n
+grep -q "blocks $blk-$((blk + nb - 1)) marked used but not referenced" <<<"$out" ||
+	fail "the unused pack's blocks are not the leak to free: $out"
+expect_fsck "$T/bad" 1 "no cluster uses it" -y
+expect_fsck "$T/bad" 0 clean -n
+[ "$("$LOCATE" "$T/bad" - used "$blk" "$nb")" = 0 ] ||
+	fail "the deleted pack's blocks $blk+$nb are still in use"
+czfs_mount "$T/bad" "$T/mnt"
+diff -r -x big -x big.copy "$T/src" "$T/mnt" >&2 ||
+	fail "files differ after the unused PACK item was deleted"
+cp "$T/src/big" "$T/mnt/big.new"	# may take the freed blocks
+czfs_umount "$T/mnt"
+expect_fsck "$T/bad" 0 clean -n
+czfs_mount "$T/bad" "$T/mnt" -o ro
+cmp "$T/src/big" "$T/mnt/big.new" || fail "a file written after the repair differs"
 czfs_umount "$T/mnt"
 
 note "a damaged PACKED item (its range past its pack): an error"

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests: the pack cache — hits by key, LRU eviction of what nobody
- * holds, a full cache of held entries refusing, a second insert of a key. */
+ * holds, a full cache of held (or LOADING) entries refusing, and two
+ * threads missing one pack at once: one decode, or two when the first
+ * fails. */
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "packcache.h"
 
@@ -18,27 +24,48 @@ static void *bytes(char c)
 	return p;
 }
 
+/* Claim an absent key and fill it with c; the reference is dropped. */
+static void add(struct czfs_pcache *pc, uint64_t key, char c)
+{
+	struct czfs_pentry *e;
+
+	ck_assert_int_eq(czfs_pcache_claim(pc, key, (uint32_t)key, 16, 0, &e), 1);
+	ck_assert_ptr_null(e->data);
+	czfs_pcache_fill(pc, e, bytes(c));
+	czfs_pcache_put(pc, e);
+}
+
+/* key is absent: the claim is a miss, given up at once. */
+static void assert_absent(struct czfs_pcache *pc, uint64_t key,
+			  uint32_t checksum, uint32_t ulen)
+{
+	struct czfs_pentry *e;
+
+	ck_assert_int_eq(czfs_pcache_claim(pc, key, checksum, ulen,
+					   CZFS_PC_NOWAIT, &e), 1);
+	czfs_pcache_abort(pc, e);
+}
+
 START_TEST(hits_by_the_whole_key)
 {
+	struct czfs_pcache_stats st;
 	struct czfs_pcache *pc;
 	struct czfs_pentry *e;
-	uint64_t hits, misses;
 
 	ck_assert_int_eq(czfs_pcache_create(4, &pc), 0);
-	e = czfs_pcache_insert(pc, 10, 0xabc, 16, bytes('a'));
-	ck_assert_ptr_nonnull(e);
-	czfs_pcache_put(pc, e);
-	e = czfs_pcache_get(pc, 10, 0xabc, 16);
+	add(pc, 10, 'a');
+	ck_assert_int_eq(czfs_pcache_claim(pc, 10, 10, 16, 0, &e), 0);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_int_eq(((char *)e->data)[15], 'a');
 	czfs_pcache_put(pc, e);
 	/* the same address with another checksum or length is another pack */
-	ck_assert_ptr_null(czfs_pcache_get(pc, 10, 0xabd, 16));
-	ck_assert_ptr_null(czfs_pcache_get(pc, 10, 0xabc, 17));
-	ck_assert_ptr_null(czfs_pcache_get(pc, 11, 0xabc, 16));
-	czfs_pcache_counts(pc, &hits, &misses);
-	ck_assert_uint_eq(hits, 1);
-	ck_assert_uint_eq(misses, 3);
+	assert_absent(pc, 10, 11, 16);
+	assert_absent(pc, 10, 10, 17);
+	assert_absent(pc, 11, 10, 16);
+	czfs_pcache_get_stats(pc, &st);
+	ck_assert_uint_eq(st.hits, 1);
+	ck_assert_uint_eq(st.misses, 4);
+	ck_assert_uint_eq(st.waits, 0);
 	czfs_pcache_destroy(pc);
 }
 END_TEST
@@ -49,14 +76,15 @@ START_TEST(evicts_the_least_recently_used)
 	struct czfs_pentry *e;
 
 	ck_assert_int_eq(czfs_pcache_create(2, &pc), 0);
-	czfs_pcache_put(pc, czfs_pcache_insert(pc, 1, 1, 16, bytes('1')));
-	czfs_pcache_put(pc, czfs_pcache_insert(pc, 2, 2, 16, bytes('2')));
-	czfs_pcache_put(pc, czfs_pcache_get(pc, 1, 1, 16));	/* 2 is older */
-	czfs_pcache_put(pc, czfs_pcache_insert(pc, 3, 3, 16, bytes('3')));
-	ck_assert_ptr_null(czfs_pcache_get(pc, 2, 2, 16));
-	e = czfs_pcache_get(pc, 1, 1, 16);
-	ck_assert_ptr_nonnull(e);
+	add(pc, 1, '1');
+	add(pc, 2, '2');
+	ck_assert_int_eq(czfs_pcache_claim(pc, 1, 1, 16, 0, &e), 0);
+	czfs_pcache_put(pc, e);			/* 2 is older */
+	add(pc, 3, '3');
+	ck_assert_int_eq(czfs_pcache_claim(pc, 1, 1, 16, 0, &e), 0);
+	ck_assert_int_eq(((char *)e->data)[0], '1');
 	czfs_pcache_put(pc, e);
+	assert_absent(pc, 2, 2, 16);	/* (its claim evicts 3) */
 	czfs_pcache_destroy(pc);
 }
 END_TEST
@@ -64,26 +92,126 @@ END_TEST
 START_TEST(held_entries_are_never_evicted)
 {
 	struct czfs_pcache *pc;
-	struct czfs_pentry *a, *b, *again;
+	struct czfs_pentry *a, *again, *e;
 
 	ck_assert_int_eq(czfs_pcache_create(1, &pc), 0);
-	a = czfs_pcache_insert(pc, 1, 1, 16, bytes('1'));
-	ck_assert_ptr_nonnull(a);
-	/* full of held entries: refused, the data freed (ASan would see it) */
-	ck_assert_ptr_null(czfs_pcache_insert(pc, 2, 2, 16, bytes('2')));
+	ck_assert_int_eq(czfs_pcache_claim(pc, 1, 1, 16, 0, &a), 1);
+	/* a LOADING entry holds its slot */
+	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &e), -ENOSPC);
+	ck_assert_ptr_null(e);
+	czfs_pcache_fill(pc, a, bytes('1'));
+	/* full of held entries: refused */
+	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &e), -ENOSPC);
+	ck_assert_ptr_null(e);
 	ck_assert_int_eq(((char *)a->data)[0], '1');
-	/* a second insert of a key gives the first entry */
-	again = czfs_pcache_insert(pc, 1, 1, 16, bytes('x'));
+	/* a second claim of a key gives the first entry */
+	ck_assert_int_eq(czfs_pcache_claim(pc, 1, 1, 16, 0, &again), 0);
 	ck_assert_ptr_eq(again, a);
-	ck_assert_int_eq(((char *)a->data)[0], '1');
 	czfs_pcache_put(pc, again);
 	czfs_pcache_put(pc, a);
-	b = czfs_pcache_insert(pc, 2, 2, 16, bytes('2'));
-	ck_assert_ptr_nonnull(b);
-	czfs_pcache_put(pc, b);
+	add(pc, 2, '2');
+	assert_absent(pc, 1, 1, 16);
 	czfs_pcache_put(pc, NULL);
 	czfs_pcache_destroy(pc);
 	czfs_pcache_destroy(NULL);
+}
+END_TEST
+
+/* ---- two threads, one pack ---------------------------------------------- */
+
+struct race {
+	struct czfs_pcache *pc;
+	atomic_uint decodes;
+	bool fail_first;		/* the first decode fails */
+	atomic_bool failed;
+};
+
+/* Until the other thread sleeps in its claim (a wait counted). */
+static void until_waited(struct czfs_pcache *pc)
+{
+	struct czfs_pcache_stats st;
+
+	for (int i = 0; i < 5000; i++) {
+		czfs_pcache_get_stats(pc, &st);
+		if (st.waits)
+			return;
+		usleep(1000);
+	}
+	ck_abort_msg("the second thread never waited for the decode");
+}
+
+static void *reader(void *arg)
+{
+	struct race *r = arg;
+	struct czfs_pentry *e;
+	int ret = czfs_pcache_claim(r->pc, 7, 7, 16, 0, &e);
+
+	ck_assert_int_ge(ret, 0);
+	if (ret == 1) {			/* ours to decode */
+		unsigned n = atomic_fetch_add(&r->decodes, 1);
+
+		if (!n)
+			until_waited(r->pc);
+		if (!n && r->fail_first) {
+			atomic_store(&r->failed, true);
+			czfs_pcache_abort(r->pc, e);
+			return NULL;
+		}
+		czfs_pcache_fill(r->pc, e, bytes('p'));
+	}
+	ck_assert_int_eq(((char *)e->data)[15], 'p');
+	czfs_pcache_put(r->pc, e);
+	return NULL;
+}
+
+static void race(struct race *r)
+{
+	pthread_t t[2];
+
+	ck_assert_int_eq(czfs_pcache_create(4, &r->pc), 0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, reader, r), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+}
+
+START_TEST(a_second_miss_waits_for_the_decode)
+{
+	struct race r = { 0 };
+	struct czfs_pcache_stats st;
+	struct czfs_pentry *e;
+
+	race(&r);
+	ck_assert_uint_eq(atomic_load(&r.decodes), 1);
+	czfs_pcache_get_stats(r.pc, &st);
+	ck_assert_uint_eq(st.misses, 1);
+	ck_assert_uint_eq(st.waits, 1);
+	ck_assert_uint_eq(st.hits, 1);
+	/* while a decode is in flight, NOWAIT does not sleep */
+	ck_assert_int_eq(czfs_pcache_claim(r.pc, 8, 8, 16, 0, &e), 1);
+	ck_assert_int_eq(czfs_pcache_claim(r.pc, 8, 8, 16, CZFS_PC_NOWAIT, &e),
+			 -EAGAIN);
+	ck_assert_ptr_null(e);
+	czfs_pcache_destroy(r.pc);
+}
+END_TEST
+
+START_TEST(a_failed_decode_leaves_it_to_the_waiter)
+{
+	struct race r = { .fail_first = true };
+	struct czfs_pcache_stats st;
+	struct czfs_pentry *e;
+
+	race(&r);
+	ck_assert(atomic_load(&r.failed));
+	ck_assert_uint_eq(atomic_load(&r.decodes), 2);
+	czfs_pcache_get_stats(r.pc, &st);
+	ck_assert_uint_eq(st.misses, 2);
+	ck_assert_uint_eq(st.waits, 1);
+	ck_assert_int_eq(czfs_pcache_claim(r.pc, 7, 7, 16, 0, &e), 0);
+	ck_assert_int_eq(((char *)e->data)[0], 'p');
+	czfs_pcache_put(r.pc, e);
+	czfs_pcache_destroy(r.pc);
 }
 END_TEST
 
@@ -97,6 +225,9 @@ int main(void)
 	tcase_add_test(tc, hits_by_the_whole_key);
 	tcase_add_test(tc, evicts_the_least_recently_used);
 	tcase_add_test(tc, held_entries_are_never_evicted);
+	tcase_add_test(tc, a_second_miss_waits_for_the_decode);
+	tcase_add_test(tc, a_failed_decode_leaves_it_to_the_waiter);
+	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
