@@ -18,9 +18,6 @@
 #include "util.h"
 #include "wbpack.h"
 
-#define PACK_MEMBERS_MAX	(sizeof(((struct czfs_wbpack *)0)->m) / \
-				 sizeof(struct czfs_wbpack_member))
-
 bool czfs_wbpack_fits(struct czfs_daemon *dm, struct czfs_minode *mi,
 		      struct czfs_wbpack_cand *c)
 {
@@ -97,7 +94,7 @@ void czfs_wbpack_take(struct czfs_daemon *dm, const struct czfs_wbpack_cand *c,
 	pk->n = 0;
 	pk->alg = first->alg;
 	pk->level = first->level;
-	for (; *i < n && pk->n < PACK_MEMBERS_MAX; ++*i) {
+	for (; *i < n && pk->n < CZFS_WBPACK_MEMBERS; ++*i) {
 		const struct czfs_wbpack_cand *x = &c[*i];
 
 		if (x->alg != first->alg || x->level != first->level ||

@@ -39,8 +39,11 @@ struct czfs_wbpack_member {
 	bool done;			/* its item points into the pack */
 };
 
+/* Members of one pack at most: files of 64 bytes on average fill it. */
+#define CZFS_WBPACK_MEMBERS	(CZFS_PACK_MAX_ULEN / 64)
+
 struct czfs_wbpack {
-	struct czfs_wbpack_member m[CZFS_PACK_MAX_ULEN / 64];
+	struct czfs_wbpack_member m[CZFS_WBPACK_MEMBERS];
 	unsigned n;
 	unsigned alg;			/* the members' compression */
 	int level;

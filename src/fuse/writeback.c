@@ -438,16 +438,19 @@ static void pack_finish(struct czfs_daemon *dm, struct czfs_wbpack *pk)
 
 static void pack_one(struct czfs_daemon *dm, struct czfs_wbpack *pk)
 {
-	int err = pk->n > 1 ? czfs_wbpack_encode(dm, pk) : -EAGAIN;
+	int err;
 
-	if (!err)
-		err = pack_write(dm, pk);
-	if (!err)
-		err = czfs_wbpack_link(dm, pk);
-	if (err && err != -EAGAIN)
-		czfs_err("a pack of %u small files failed (%s): written alone",
-			 pk->n, strerror(-err));
-	note_freed(dm);
+	if (pk->n > 1) {
+		err = czfs_wbpack_encode(dm, pk);
+		if (!err)
+			err = pack_write(dm, pk);
+		if (!err)
+			err = czfs_wbpack_link(dm, pk);
+		if (err)
+			czfs_err("a pack of %u small files failed (%s): written alone",
+				 pk->n, strerror(-err));
+		note_freed(dm);
+	}
 	pack_finish(dm, pk);
 }
 
