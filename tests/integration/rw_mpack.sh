@@ -121,11 +121,8 @@ for round in 1 2 3; do
 	) &
 	writer=$!
 	sleep $((round + 1))
-	kill -9 "${CZFS_PIDS[-1]}"
+	rw_kill_daemon
 	wait "$writer" 2>/dev/null || true
-	fusermount3 -u "$M" 2>/dev/null || umount -l "$M" || true
-	wait "${CZFS_PIDS[-1]}" 2>/dev/null || true
-	CZFS_MOUNTS[-1]=""
 	"$FSCK" -n "$RW_IMG" >"$T/fsck.out" 2>&1 ||
 		{ cat "$T/fsck.out" >&2; fail "round $round: fsck -n after SIGKILL"; }
 	rw_mount_existing
