@@ -57,13 +57,10 @@ void mk_packer_free(struct mk_packer *pk)
 
 unsigned mk_pack_tail(const struct mk_packer *pk, const struct mk_inode *ip)
 {
-	unsigned tail;
-
 	/* a sparse file's clusters come from its data runs: not packed */
 	if (!pk || !S_ISREG(ip->mode) || !ip->size || ip->maybe_sparse)
 		return 0;
-	tail = (unsigned)(ip->size % pk->cbytes);
-	return tail <= pk->o.pack_max ? tail : 0;
+	return czfs_pack_tail(ip->size, pk->cbytes, pk->o.pack_max);
 }
 
 static const char *ext_of(const char *path)
@@ -377,13 +374,9 @@ static int emit_one(const struct pack *p, uint64_t *last,
 			       unsigned len), void *arg)
 {
 	uint8_t val[sizeof(struct czfs_pack)];
-	struct czfs_pack_info pi = {
-		.blkaddr = p->ci.blkaddr, .refs = p->refs,
-		.alg = p->ci.kind == CZFS_CLUSTER_COMPRESSED ? p->ci.alg : 0,
-		.nblocks = p->ci.nblocks, .ulen = p->ci.ulen,
-		.checksum = p->ci.checksum,
-	};
+	struct czfs_pack_info pi;
 
+	czfs_pack_of_stored(&p->ci, p->refs, &pi);
 	if (pi.blkaddr <= *last)	/* written in order: keys in order */
 		return -EINVAL;
 	*last = pi.blkaddr;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "compress.h"
+#include "pack.h"
 #include "pipeline.h"
 #include "scan.h"
 #include "util.h"
@@ -368,17 +369,14 @@ static void *reader_main(void *arg)
 static int encode_pack(struct mk_pipe *p, struct czfs_codec *codec,
 		       struct slot *s)
 {
-	struct czfs_cluster_policy pol = p->o.pol;
 	struct mk_cluster *cl = &s->c.cl[0];
 
 	if (!s->c.nclusters)
 		return 0;
-	pol.zero_detect = false;
-	pol.allow_inline = false;
 	cl->index = 0;
 	cl->out_off = 0;
-	return czfs_cluster_encode(codec, &pol, s->in, (unsigned)s->c.in_bytes,
-				   s->c.out, &cl->ci, &cl->out_len);
+	return czfs_pack_encode(codec, &p->o.pol, s->in, (unsigned)s->c.in_bytes,
+				s->c.out, &cl->ci, &cl->out_len);
 }
 
 static int encode_chunk(struct mk_pipe *p, struct czfs_codec *codec,

@@ -62,6 +62,7 @@ struct czfs_mount_opts {
 	int unaligned;			/* cut requests from each run's start */
 	int no_zero_detect;		/* all-zero clusters are stored too */
 	int nodiscard;			/* freed blocks stay allocated on the host */
+	int nopack;			/* small files written back alone */
 	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
 	bool ro;			/* read-only mount */
 	bool send_opens;		/* ro: ask for every open and close */
@@ -97,6 +98,8 @@ struct czfs_daemon_stats {
 					 * pack cache, once however many threads
 					 * miss it, or for one cluster when no
 					 * slot is free */
+	atomic_ullong packs_written;	/* packs of small files (wbpack.c) */
+	atomic_ullong packed_files;	/* files written back into them */
 };
 
 struct czfs_daemon {

@@ -83,6 +83,10 @@ static const char usage_text[] =
 "    -o discard, nodiscard  punch the blocks each checkpoint frees out of\n"
 "                           IMAGE, giving them back to the host (default:\n"
 "                           discard)\n"
+"    -o pack, nopack        at writeback, put the data of small files (one\n"
+"                           partial cluster) of many files into shared packs,\n"
+"                           compressed together, as mkfs.czfs does (default:\n"
+"                           pack)\n"
 "    -o remote_timeout=SECONDS  a URL: time one request may take (default 30)\n"
 "    -o remote_retries=N    a URL: tries after a failed request, with backoff\n"
 "                           (default 3); then the read fails with EIO\n"
@@ -121,6 +125,8 @@ static const struct fuse_opt czfs_opts[] = {
 	CZFS_OPT("unaligned_requests", unaligned),
 	CZFS_OPT("no_zero_detect", no_zero_detect),
 	CZFS_OPT("nodiscard", nodiscard),
+	CZFS_OPT("nopack", nopack),
+	{ "pack", offsetof(struct czfs_mount_opts, nopack), 0 },
 	FUSE_OPT_KEY("opens=", KEY_OPENS),
 	FUSE_OPT_KEY("tree_readahead=", KEY_TREE_RA),
 	{ "discard", offsetof(struct czfs_mount_opts, nodiscard), 0 },

@@ -56,6 +56,8 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "decompress.bytes %llu\n", ld(&s->decomp_bytes));
 	put(o, "decompress.seconds %.6f\n", ld(&s->decomp_ns) / 1e9);
 	put(o, "pack.decodes %llu\n", ld(&s->pack_decodes));
+	put(o, "pack.written %llu\n", ld(&s->packs_written));
+	put(o, "pack.files %llu\n", ld(&s->packed_files));
 }
 
 static void cache_stats(struct out *o, struct czfs_daemon *dm)

@@ -17,6 +17,7 @@
 #include "temp.h"
 #include "thread.h"
 #include "util.h"
+#include "wbpack.h"
 #include "writeback.h"
 
 struct czfs_flusher {
@@ -370,6 +371,122 @@ out:
 	return err;
 }
 
+/* ---- packs of small files -------------------------------------------------- */
+
+struct cands {
+	struct czfs_wbpack_cand *c;
+	unsigned n, cap;
+};
+
+static void pack_gather(struct czfs_daemon *dm, struct czfs_minode *mi,
+			void *arg)
+{
+	struct cands *l = arg;
+	struct czfs_wbpack_cand c;
+	bool fits;
+
+	pthread_mutex_lock(&mi->lock);
+	fits = czfs_wbpack_fits(dm, mi, &c);
+	pthread_mutex_unlock(&mi->lock);
+	if (!fits)
+		return;
+	if (l->n == l->cap) {
+		unsigned cap = l->cap ? l->cap * 2 : 256;
+		struct czfs_wbpack_cand *v = realloc(l->c, cap * sizeof(*v));
+
+		if (!v)
+			return;		/* written back alone */
+		l->c = v;
+		l->cap = cap;
+	}
+	czfs_mi_hold(dm, mi);
+	l->c[l->n++] = c;
+}
+
+/* Write the pack's blocks, out of place. */
+static int pack_write(struct czfs_daemon *dm, struct czfs_wbpack *pk)
+{
+	uint64_t blk;
+	int err = wb_alloc(dm, pk->stored.nblocks, &blk);
+
+	if (err)
+		return err;
+	err = czfs_bdev_write(dm->fs->bdev, pk->out, pk->out_len,
+			      blk * CZFS_BLOCK_SIZE);
+	if (err)
+		czfs_smap_free(&dm->fs->smap, blk, pk->stored.nblocks);
+	else
+		pk->stored.blkaddr = blk;
+	return err;
+}
+
+/* Members linked are clean unless written again; the others stay dirty
+ * (a lone member too: a pack of one saves nothing). */
+static void pack_finish(struct czfs_daemon *dm, struct czfs_wbpack *pk)
+{
+	for (unsigned i = 0; i < pk->n; i++) {
+		struct czfs_wbpack_member *m = &pk->m[i];
+		struct wb_item w = { .e = m->e, .seq = m->seq, .done = m->done };
+
+		if (m->done && atomic_load(&dm->serving))
+			fuse_lowlevel_notify_inval_inode(dm->se, m->mi->ino, -1, 0);
+		wb_finish(dm, m->mi, &w, 1, 0);
+		pthread_mutex_unlock(&m->mi->wb_lock);
+		czfs_mi_put(dm, m->mi);		/* the dirty list's hold */
+	}
+}
+
+static void pack_one(struct czfs_daemon *dm, struct czfs_wbpack *pk)
+{
+	int err;
+
+	if (pk->n > 1) {
+		err = czfs_wbpack_encode(dm, pk);
+		if (!err)
+			err = pack_write(dm, pk);
+		if (!err)
+			err = czfs_wbpack_link(dm, pk);
+		if (err)
+			czfs_err("a pack of %u small files failed (%s): written alone",
+				 pk->n, strerror(-err));
+		note_freed(dm);
+	}
+	pack_finish(dm, pk);
+}
+
+/*
+ * Pack the dirty small files before the inodes are written back one by
+ * one: those in inode order, which is the order they were made in (a cp
+ * or tar of a directory gives neighbours neighbours) and the order a
+ * read-only mount reads ahead in (push.c), so a pack decoded for one
+ * file serves the next.  A failure leaves them to the usual writeback.
+ */
+static void pack_pass(struct czfs_daemon *dm)
+{
+	struct cands l = { 0 };
+	struct czfs_wbpack *pk;
+	unsigned i = 0;
+
+	if (dm->opts.nopack)
+		return;
+	czfs_itable_each(dm, pack_gather, &l);
+	pk = l.n > 1 ? calloc(1, sizeof(*pk)) : NULL;
+	if (pk && !czfs_wbpack_init(pk)) {
+		qsort(l.c, l.n, sizeof(*l.c), czfs_wbpack_cmp);
+		while (i < l.n) {
+			czfs_wbpack_take(dm, l.c, l.n, &i, pk);
+			if (pk->n)
+				pack_one(dm, pk);
+		}
+	}
+	if (pk)
+		czfs_wbpack_free(pk);
+	free(pk);
+	for (i = 0; i < l.n; i++)
+		czfs_mi_put(dm, l.c[i].mi);
+	free(l.c);
+}
+
 int czfs_writeback_attr(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
 	int err;
@@ -422,8 +539,10 @@ void czfs_writeback_balance(struct czfs_daemon *dm)
 	if (!dm->fl || atomic_load(&dm->reserved_blocks) <= limit)
 		return;
 	pthread_mutex_lock(&dm->fl->balance_lock);
-	if (atomic_load(&dm->reserved_blocks) > limit)
+	if (atomic_load(&dm->reserved_blocks) > limit) {
+		pack_pass(dm);
 		czfs_itable_each(dm, wb_dirty, NULL);
+	}
 	pthread_mutex_unlock(&dm->fl->balance_lock);
 }
 
@@ -433,6 +552,7 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 	int err = 0, wb_err = 0;
 
 	pthread_mutex_lock(&fl->commit_lock);
+	pack_pass(dm);
 	err = czfs_itable_each(dm, wb_one, &wb_err);
 	pthread_rwlock_wrlock(&dm->fs->lock);
 	if (!err)
@@ -512,8 +632,10 @@ static void *flusher(void *arg)
 			until.tv_sec += dm->opts.commit;
 		}
 		pthread_mutex_unlock(&fl->lock);
-		if (kick)
+		if (kick) {
+			pack_pass(dm);
 			czfs_itable_each(dm, wb_dirty, NULL);
+		}
 		if (commit)
 			checkpoint_failed(czfs_writeback_checkpoint(dm), "a periodic checkpoint");
 		pthread_mutex_lock(&fl->lock);

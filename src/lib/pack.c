@@ -121,3 +121,45 @@ uint64_t czfs_cluster_item_pack(const void *val, unsigned len)
 	memcpy(&raw, val, sizeof(raw));
 	return raw.kind == CZFS_CLUSTER_PACKED ? le64_to_cpu(raw.blkaddr) : 0;
 }
+
+unsigned czfs_pack_tail(uint64_t size, unsigned cbytes, unsigned pack_max)
+{
+	unsigned tail = (unsigned)(size % cbytes);
+
+	return tail <= pack_max ? tail : 0;
+}
+
+int czfs_pack_encode(struct czfs_codec *codec,
+		     const struct czfs_cluster_policy *pol, const void *src,
+		     unsigned len, void *out, struct czfs_cluster_info *ci,
+		     unsigned *out_len)
+{
+	struct czfs_cluster_policy pp = *pol;
+
+	if (len > CZFS_PACK_MAX_ULEN)
+		return -EINVAL;
+	pp.zero_detect = false;
+	pp.allow_inline = false;
+	return czfs_cluster_encode(codec, &pp, src, len, out, ci, out_len);
+}
+
+void czfs_pack_of_stored(const struct czfs_cluster_info *stored,
+			 uint32_t refs, struct czfs_pack_info *p)
+{
+	*p = (struct czfs_pack_info){
+		.blkaddr = stored->blkaddr,
+		.refs = refs,
+		.alg = stored->kind == CZFS_CLUSTER_COMPRESSED ? stored->alg : 0,
+		.nblocks = stored->nblocks,
+		.ulen = stored->ulen,
+		.checksum = stored->checksum,
+	};
+}
+
+int czfs_pack_put(struct czfs_fs *fs, const struct czfs_pack_info *p)
+{
+	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, p->blkaddr };
+	uint8_t val[PACK_SIZE];
+
+	return czfs_btree_put(&fs->tree, &key, val, czfs_pack_item_encode(p, val));
+}

@@ -13,6 +13,8 @@
 #include "czfs_fs.h"
 
 struct czfs_cluster_info;
+struct czfs_cluster_policy;
+struct czfs_codec;
 struct czfs_fs;
 
 /* A decoded, validated PACK item. */
@@ -53,6 +55,34 @@ bool czfs_pack_matches(const struct czfs_pack_info *p,
  */
 int czfs_pack_unref(struct czfs_fs *fs, uint64_t blkaddr,
 		    uint64_t *freed_blocks);
+
+/*
+ * The rule both mkfs and the daemon pack by: the bytes of a file of size
+ * bytes (clusters of cbytes) that go into a pack, its partial last
+ * cluster, or 0 when it has none or it is longer than pack_max.
+ */
+unsigned czfs_pack_tail(uint64_t size, unsigned cbytes, unsigned pack_max);
+
+/*
+ * Encode a pack: len (1..CZFS_PACK_MAX_ULEN) bytes of its members' data
+ * at src, as czfs_cluster_encode does under pol, but never a hole nor
+ * inline (a pack is always an extent).  Same returns and buffers.
+ */
+int czfs_pack_encode(struct czfs_codec *codec,
+		     const struct czfs_cluster_policy *pol, const void *src,
+		     unsigned len, void *out, struct czfs_cluster_info *ci,
+		     unsigned *out_len);
+
+/* The PACK item of the pack czfs_pack_encode stored as stored (its
+ * blkaddr set), with refs references. */
+void czfs_pack_of_stored(const struct czfs_cluster_info *stored,
+			 uint32_t refs, struct czfs_pack_info *p);
+
+/*
+ * Insert the PACK item p, or replace the one at p->blkaddr (inside a
+ * transaction, fs->lock held exclusive).  0 or -errno of the tree.
+ */
+int czfs_pack_put(struct czfs_fs *fs, const struct czfs_pack_info *p);
 
 /* The pack a CLUSTER item value points into, or 0 (not PACKED, damaged). */
 uint64_t czfs_cluster_item_pack(const void *val, unsigned len);

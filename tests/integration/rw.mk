@@ -12,7 +12,8 @@ RW_TESTS = \
 	tests/integration/rw_fio.sh \
 	tests/integration/rw_fileapi.sh \
 	tests/integration/rw_chattr.sh \
-	tests/integration/rw_pack.sh
+	tests/integration/rw_pack.sh \
+	tests/integration/rw_mpack.sh
 TESTS += $(RW_TESTS)
 EXTRA_DIST += $(RW_TESTS) tests/integration/rwlib.sh \
 	tests/integration/rw_posix.py tests/integration/rw_stress.py \

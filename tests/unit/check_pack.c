@@ -49,22 +49,22 @@ static unsigned offset_of(unsigned i)
 	return off;
 }
 
-/* Store the pack, its PACK item (refs NFILES) and inodes 5..7's items. */
+/* Store the pack, its PACK item (refs NFILES) and inodes 5..7's items,
+ * through the helpers mkfs and the daemon's writeback share. */
 static void make_pack(unsigned alg)
 {
-	struct czfs_cluster_policy pol = { .alg = alg };
+	struct czfs_cluster_policy pol = { .alg = alg, .zero_detect = true,
+					   .allow_inline = true };
 	static uint8_t out[CZFS_MAX_CLUSTER_SIZE + CZFS_BLOCK_SIZE];
-	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, 0 };
 	struct czfs_cluster_info any;
-	struct czfs_pack_info pi;
-	uint8_t val[sizeof(struct czfs_pack)];
+	struct czfs_pack_info pi, of_cluster;
 	unsigned out_len;
 
 	fill();
-	ck_assert_int_eq(czfs_cluster_encode(codec, &pol, data, pack_len, out,
-					     &pack, &out_len), 0);
+	ck_assert_int_eq(czfs_pack_encode(codec, &pol, data, pack_len, out,
+					  &pack, &out_len), 0);
 	ck_assert_uint_eq(pack.kind, alg ? CZFS_CLUSTER_COMPRESSED :
-			  CZFS_CLUSTER_RAW);
+			  CZFS_CLUSTER_RAW);	/* never inline */
 	ck_assert_int_eq(czfs_smap_alloc(&fs->smap, pack.nblocks, &pack.blkaddr), 0);
 	ck_assert_int_eq(czfs_bdev_write(fs->bdev, out, out_len,
 					 pack.blkaddr * CZFS_BLOCK_SIZE), 0);
@@ -80,12 +80,20 @@ static void make_pack(unsigned alg)
 		ii.size = lens[i];
 		ck_assert_int_eq(czfs_inode_store(fs, &ii), 0);
 	}
+	czfs_pack_of_stored(&pack, NFILES, &pi);
 	czfs_cluster_packed_make(&pack, 0, 1, &any);
-	czfs_pack_of_cluster(&any, &pi);
+	ck_assert(czfs_pack_matches(&pi, &any));
+	czfs_pack_of_cluster(&any, &of_cluster);
+	ck_assert_uint_eq(pi.refs, NFILES);
+	ck_assert_uint_eq(pi.blkaddr, of_cluster.blkaddr);
+	ck_assert_uint_eq(pi.alg, of_cluster.alg);
+	ck_assert_uint_eq(pi.nblocks, of_cluster.nblocks);
+	ck_assert_uint_eq(pi.ulen, of_cluster.ulen);
+	ck_assert_uint_eq(pi.checksum, of_cluster.checksum);
+	pi.refs = 1;		/* replaced by the count */
+	ck_assert_int_eq(czfs_pack_put(fs, &pi), 0);
 	pi.refs = NFILES;
-	key.offset = pack.blkaddr;
-	ck_assert_int_eq(czfs_btree_put(&fs->tree, &key, val,
-					czfs_pack_item_encode(&pi, val)), 0);
+	ck_assert_int_eq(czfs_pack_put(fs, &pi), 0);
 }
 
 static void commit_and_reopen(void)
@@ -251,6 +259,40 @@ START_TEST(a_damaged_pack_is_caught)
 }
 END_TEST
 
+/* size, cluster bytes, pack_max: the bytes mkfs and writeback pack */
+static const struct { uint64_t size; unsigned cbytes, max, want; } tails[] = {
+	{ 0, 65536, CZFS_PACK_MAX_ULEN, 0 },
+	{ 1, 65536, CZFS_PACK_MAX_ULEN, 1 },
+	{ 65535, 65536, CZFS_PACK_MAX_ULEN, 65535 },
+	{ 65536, 65536, CZFS_PACK_MAX_ULEN, 0 },	/* no partial cluster */
+	{ 65537, 65536, CZFS_PACK_MAX_ULEN, 1 },	/* a tail */
+	{ 5000, 4096, 904, 904 },
+	{ 5000, 4096, 903, 0 },				/* past pack_max */
+};
+
+START_TEST(the_packing_rule)
+{
+	ck_assert_uint_eq(czfs_pack_tail(tails[_i].size, tails[_i].cbytes,
+					 tails[_i].max), tails[_i].want);
+}
+END_TEST
+
+START_TEST(a_pack_is_never_a_hole)
+{
+	static uint8_t zeros[8192], out[CZFS_MAX_CLUSTER_SIZE + CZFS_BLOCK_SIZE];
+	struct czfs_cluster_policy pol = { .alg = CZFS_ALG_LZ4,
+					   .zero_detect = true };
+	struct czfs_cluster_info ci;
+	unsigned out_len;
+
+	ck_assert_int_eq(czfs_pack_encode(codec, &pol, zeros, sizeof(zeros),
+					  out, &ci, &out_len), 0);
+	ck_assert_uint_eq(ci.kind, CZFS_CLUSTER_COMPRESSED);
+	ck_assert_int_eq(czfs_pack_encode(codec, &pol, out, CZFS_PACK_MAX_ULEN + 1,
+					  out, &ci, &out_len), -EINVAL);
+}
+END_TEST
+
 static Suite *pack_suite(void)
 {
 	Suite *s = suite_create("pack");
@@ -263,6 +305,8 @@ static Suite *pack_suite(void)
 	tcase_add_loop_test(tc, damaged_items_are_refused, 0,
 			    ARRAY_SIZE(item_cases));
 	tcase_add_loop_test(tc, a_damaged_pack_is_caught, 0, ARRAY_SIZE(algs));
+	tcase_add_loop_test(tc, the_packing_rule, 0, ARRAY_SIZE(tails));
+	tcase_add_test(tc, a_pack_is_never_a_hole);
 	suite_add_tcase(s, tc);
 	return s;
 }
