@@ -44,6 +44,9 @@ for mode in nopack pack; do
 		{ sync "$M/e/s1"; "$STAT" "$M" >"$T/stats"; }
 	rw_remount
 	diff -r "$T/src" "$M" || fail "$mode: files differ after a remount"
+	# st_blocks never lies: a packed file counts its share of its pack
+	zero=$(find "$M" -type f -size +0 -exec stat -c %b {} + | grep -c '^0$' || true)
+	[ "$zero" = 0 ] || fail "$mode: $zero files with data have st_blocks 0"
 	rw_umount
 	used[$mode]=$(used_blocks)
 	note "$mode: ${used[$mode]} blocks used"
