@@ -18,6 +18,18 @@
 #include "util.h"
 #include "wbpack.h"
 
+/* Zeros throughout: writeback stores it as a hole, in no space at all,
+ * where a pack would give it a share. */
+static bool all_zero(struct czfs_daemon *dm, const struct czfs_centry *e,
+		     uint32_t len)
+{
+	for (uint32_t at = 0; at < len; at += CZFS_BLOCK_SIZE)
+		if (!czfs_is_zero(czfs_pool_addr(dm->pool, e->page + at / CZFS_BLOCK_SIZE),
+				  MIN(CZFS_BLOCK_SIZE, len - at)))
+			return false;
+	return true;
+}
+
 bool czfs_wbpack_fits(struct czfs_daemon *dm, struct czfs_minode *mi,
 		      struct czfs_wbpack_cand *c)
 {
@@ -30,7 +42,8 @@ bool czfs_wbpack_fits(struct czfs_daemon *dm, struct czfs_minode *mi,
 	    ii->size >= cbytes ||
 	    !czfs_pack_tail(ii->size, cbytes, CZFS_PACK_MAX_ULEN) ||
 	    e->idx || e->len != ii->size || e->page == CZFS_NO_PAGE ||
-	    dm->opts.nopack)
+	    dm->opts.nopack ||
+	    (!dm->opts.no_zero_detect && all_zero(dm, e, (uint32_t)ii->size)))
 		return false;
 	*c = (struct czfs_wbpack_cand){ mi, mi->ino, ii->alg, ii->level,
 					(uint32_t)ii->size };

@@ -56,7 +56,8 @@ struct czfs_wbpack {
  * Whether mi's dirty data may go into a pack (mi->lock held): a regular
  * file, linked, with one dirty cluster, 0, holding all its 1..cbytes-1
  * bytes, compressed (not nocompress), without promised room, not written
- * with O_DIRECT since its open; fills *c (c->mi not held).
+ * with O_DIRECT since its open, and not all zeros (a hole takes no
+ * space: unless zero detection is off); fills *c (c->mi not held).
  */
 bool czfs_wbpack_fits(struct czfs_daemon *dm, struct czfs_minode *mi,
 		      struct czfs_wbpack_cand *c);

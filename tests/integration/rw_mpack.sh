@@ -104,6 +104,23 @@ empty=$(used_blocks)
 note "empty again: $empty blocks used"
 [ "$empty" -lt 100 ] || fail "an empty image still uses $empty blocks"
 
+note "small files of zeros stay holes, beside packed neighbours"
+rw_mount_existing
+mkdir -p "$M/z"
+for i in $(seq 1 40); do
+	head -c $((i * 97)) /dev/zero >"$M/z/zero$i"
+	head -c $((i * 97)) "$T/text" >"$M/z/text$i"
+done
+rw_remount
+for i in $(seq 1 40); do
+	cmp -s "$M/z/zero$i" <(head -c $((i * 97)) /dev/zero) || fail "z/zero$i: not its zeros"
+	cmp -s "$M/z/text$i" <(head -c $((i * 97)) "$T/text") || fail "z/text$i differs"
+	[ "$(stat -c %b "$M/z/zero$i")" = 0 ] ||
+		fail "z/zero$i: st_blocks $(stat -c %b "$M/z/zero$i"), a file of zeros takes space"
+done
+rm -rf "${M:?}/z"
+rw_umount
+
 note "SIGKILL while small files are packed"
 for round in 1 2 3; do
 	rw_mount_existing
