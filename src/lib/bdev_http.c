@@ -311,11 +311,16 @@ static ssize_t fetch_run(struct http_bdev *hb, uint64_t c, uint64_t end,
 	for (uint64_t p = c; !err && p < e; p += CHUNK) {
 		n = iov_slice(iov, cnt, pos + (size_t)(p - c),
 			      chunk_len(hb, p), part);
-		if (hb->cache)
-			czfs_rcache_putv(hb->cache, p, part, n);
 		mem_putv(hb, p, part, n, chunk_len(hb, p));
 	}
+	/* Threads waiting for these chunks take them from memory now, not
+	 * after the disk cache's writes (a cold cache's fill). */
 	release(hb, c, e);
+	for (uint64_t p = c; !err && hb->cache && p < e; p += CHUNK) {
+		n = iov_slice(iov, cnt, pos + (size_t)(p - c),
+			      chunk_len(hb, p), part);
+		czfs_rcache_putv(hb->cache, p, part, n);
+	}
 	return err ? err : (ssize_t)(e - c);
 }
 

@@ -29,6 +29,7 @@ struct czfs_rcache {
 	int dirfd;			/* dir */
 	char *key;
 	uint64_t limit, total;
+	uint64_t since_scan;		/* bytes stored since dir was read */
 	pthread_mutex_t lock;		/* the entries */
 	struct entry *e;
 	size_t n, cap;
@@ -104,7 +105,8 @@ static int scan_key(struct czfs_rcache *rc, const char *key)
 		char name[512];
 		struct stat st;
 
-		if (de->d_name[0] == '.' ||
+		/* another writer's chunk in the making (write_chunk) */
+		if (de->d_name[0] == '.' || strstr(de->d_name, ".tmp") ||
 		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
@@ -131,11 +133,23 @@ static int scan(struct czfs_rcache *rc)
 		close(fd);
 		return -errno;
 	}
+	rewinddir(d);		/* the dup shares dirfd's offset: the last scan's end */
 	while (!err && (de = readdir(d)))
 		if (de->d_name[0] != '.')
 			err = scan_key(rc, de->d_name);
 	closedir(d);
 	return err;
+}
+
+/* Forget the entries and read dir again. Lock held. */
+static void rescan_locked(struct czfs_rcache *rc)
+{
+	for (size_t i = 0; i < rc->n; i++)
+		free(rc->e[i].name);
+	rc->n = 0;
+	rc->total = 0;
+	rc->since_scan = 0;
+	scan(rc);		/* a failure leaves fewer entries: evicts less */
 }
 
 /* Remove the least recently used entries until dir fits. Lock held. */
@@ -346,6 +360,12 @@ void czfs_rcache_putv(struct czfs_rcache *rc, uint64_t off,
 	drop_locked(rc, name);		/* another thread stored it too */
 	if (add_entry(rc, name, len + 4, now_ns()))
 		unlinkat(rc->dirfd, name, 0);
+	/* Other mounts may share dir: past an eighth of the limit stored
+	 * since dir was last read, read it again, so that their chunks
+	 * count too and the last one to store keeps dir under the limit. */
+	rc->since_scan += len + 4;
+	if (rc->since_scan > rc->limit / 8)
+		rescan_locked(rc);
 	evict(rc);
 	pthread_mutex_unlock(&rc->lock);
 }

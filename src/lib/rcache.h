@@ -7,7 +7,9 @@
  * ends with the CRC32C of its bytes, checked on every read: a damaged or
  * cut chunk is a miss (and removed), never wrong data.  Kept across
  * mounts; the whole of DIR is held under a size limit by evicting the
- * least recently used chunks (their mtime is the use time).
+ * least recently used chunks (their mtime is the use time).  Several
+ * mounts may share DIR: each reads DIR again once it has stored an
+ * eighth of the limit, so that the others' chunks count too.
  */
 #ifndef CZFS_RCACHE_H
 #define CZFS_RCACHE_H

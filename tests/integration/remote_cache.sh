@@ -3,7 +3,7 @@
 # everything from it (a handful of requests: the size and the superblock);
 # an object changed on the server (a new ETag, even with the same UUID)
 # never meets its old pieces; a damaged piece is fetched again; the cache
-# stays under cache_limit; an object replaced under a live mount fails
+# stays under cache_limit, also shared by two mounts; an object replaced under a live mount fails
 # reads with EIO and a log line, never old and new data mixed.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/remotelib.sh"
@@ -65,6 +65,24 @@ czfs_umount "$T/mnt"
 used=$(find "$T/small" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
 [ "$used" -le $((2 << 20)) ] || fail "the cache holds $used bytes, over 2M"
 [ "$used" -gt 0 ] || fail "the small cache kept nothing"
+
+note "two live mounts sharing one cache stay under its limit together"
+for k in a b; do
+	mkdir -p "$T/src-$k"
+	head -c 3000000 /dev/urandom >"$T/src-$k/random"
+	"$MKFS" -q -d "$T/src-$k" "$T/www/$k.czfs"
+done
+for k in a b; do
+	czfs_mount "http://127.0.0.1:$HTTP_PORT/$k.czfs" "$T/mnt-$k" \
+		-o cache_dir="$T/shared",cache_limit=2M
+done
+cmp "$T/src-a/random" "$T/mnt-a/random" || fail "a read through the shared cache differs"
+cmp "$T/src-b/random" "$T/mnt-b/random" || fail "a read through the shared cache differs"
+used=$(find "$T/shared" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+for k in a b; do czfs_umount "$T/mnt-$k"; done
+note "two mounts: the shared cache holds $used bytes"
+[ "$used" -le $((2 << 20)) ] || fail "two mounts' shared cache holds $used bytes, over 2M"
+[ "$used" -gt 0 ] || fail "the shared cache kept nothing"
 
 note "an object replaced under a live mount: EIO and a log line"
 "$MKFS" -q -f -d "$T/src" "$T/www/img.czfs"	# the first tree again, new ETag
