@@ -27,11 +27,13 @@ INTEGRATION_TESTS = \
 	tests/integration/remote_http.sh \
 	tests/integration/remote_cache.sh \
 	tests/integration/remote_faults.sh \
-	tests/integration/remote_s3.sh
+	tests/integration/remote_s3.sh \
+	tests/integration/remote_swift.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
 	tests/integration/fscklib.sh \
 	tests/integration/mktree.sh tests/integration/remotelib.sh \
+	tests/integration/swiftlib.sh \
 	tests/integration/faultproxy.py tests/integration/s3server.py
 
 include tests/integration/mkfs.mk

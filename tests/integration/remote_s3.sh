@@ -5,8 +5,9 @@
 # (BUCKET.localhost), keys from the environment and from a credentials
 # file with a session token; a wrong secret or region is refused at mount
 # with a clear message; the secret never reaches the log, the mount table
-# or the process title.  (Debian 12 has no MinIO; bench/remote-s3 runs
-# the same mount against OpenStack Swift's s3api where it is installed.)
+# or the process title.  (remote_swift.sh runs the same mounts against a
+# real store, OpenStack Swift's s3api; this server checks more: every
+# signature, session tokens, regions.)
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/remotelib.sh"
 require_fuse
