@@ -68,7 +68,8 @@ struct mk_writer {
 int mk_writer_start(struct mk_writer *w, struct czfs_bdev *bdev,
 		    uint64_t limit);
 
-/* n fresh contiguous blocks at *blkaddr: 0, or -ENOSPC past 2^64 bytes. */
+/* n fresh contiguous blocks at *blkaddr: 0, or -ENOSPC (n = 0, or past
+ * 2^64 bytes; past the limit is not an error: see discard). */
 int mk_writer_alloc(struct mk_writer *w, uint64_t n, uint64_t *blkaddr);
 
 /*
