@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * The single writer.  Blocks come from a bump allocator: everything is
- * written once and in order, so "next free block" is the whole state and
- * the image is as long as what it holds.  The real space map is built at
- * the end, when the final size is known (a fresh map cannot shrink, and
- * without -s its size is the content's).
+ * The image being built: each inode's items in inode order, bulk-loaded
+ * into the B-tree, with its data written through the block writer as the
+ * pipe delivers it; then the space map, checkpoint and superblock, once
+ * the final size is known.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,17 +27,12 @@
 #include "spacemap.h"
 #include "super.h"
 #include "util.h"
+#include "writer.h"
 #include "xattr.h"
 
-#define MK_BATCH_BYTES	(4u << 20)	/* one pwrite(2) */
-#define MK_FLUSH_STEP	(64ull << 20)	/* data flushed while writing */
 #define MK_RECORDS_CAP	(2 * CZFS_BLOCK_SIZE)
 #define MK_RECORD_MAX	(sizeof(struct czfs_xattr_entry) + CZFS_XATTR_NAME_MAX + \
 			 CZFS_XATTR_INLINE_MAX)
-
-struct mk_range {
-	uint64_t blkaddr, n;
-};
 
 /* A name to sort by (hash, name) for XATTR and DENTRY items. */
 struct mk_named {
@@ -49,39 +41,12 @@ struct mk_named {
 	unsigned idx;
 };
 
-/* The I/O thread and its two batch buffers. */
-struct mk_io {
-	struct czfs_bdev *bdev;
-	int fd;				/* for sync_file_range, or -1 */
-	uint8_t *buf[2];
-	pthread_t thread;
-	bool inited, started;
-	pthread_mutex_t lock;
-	pthread_cond_t cv;
-	bool busy, quit;		/* a write is in flight / stop */
-	const uint8_t *wbuf;
-	size_t wlen;
-	uint64_t woff;
-	uint64_t written;		/* bytes written so far */
-	int err;
-	pthread_t flusher;
-	bool fstarted;
-};
-
 struct mk_image {
 	struct czfs_bdev *bdev;
 	const struct mk_tree *t;
 	const struct mk_image_opts *o;
 	struct mk_progress *pr;
-	struct czfs_allocator alloc;
-	uint64_t next;			/* next free block */
-	bool overflow;			/* past o->size_blocks: stop writing */
-	struct mk_range *freed;
-	unsigned nfreed;
-	struct mk_io io;
-	uint8_t *batch;			/* the io buffer being filled */
-	uint64_t batch_blk;
-	size_t batch_len;
+	struct mk_writer w;		/* blocks and data */
 	struct czfs_btree_builder *bld;
 	uint64_t seed[2];
 	uint32_t incompat;
@@ -89,240 +54,11 @@ struct mk_image {
 	uint64_t inode_blocks;
 	uint64_t inode_inline;		/* its inline payload bytes */
 	uint8_t *records;		/* MK_RECORDS_CAP */
-	uint8_t *pad;			/* one block */
 	struct mk_named *named;
 	unsigned named_cap;
 	struct mk_packs *packs;
 	uint64_t cur_ino;		/* the inode being written */
 };
-
-/* ---- allocation and batched writes -------------------------------------- */
-
-static int bump_alloc(struct czfs_allocator *a, uint64_t n, uint64_t *blkaddr)
-{
-	struct mk_image *im = container_of(a, struct mk_image, alloc);
-
-	if (!n || n > (UINT64_MAX >> CZFS_BLOCK_SHIFT) - im->next)
-		return -ENOSPC;
-	*blkaddr = im->next;
-	im->next += n;
-	if (im->o->size_blocks && im->next > im->o->size_blocks)
-		im->overflow = true;
-	return 0;
-}
-
-/* The builder never frees, but keep the map exact if it ever does. */
-static void bump_free(struct czfs_allocator *a, uint64_t blkaddr, uint64_t n)
-{
-	struct mk_image *im = container_of(a, struct mk_image, alloc);
-	struct mk_range *r;
-
-	if (blkaddr + n == im->next) {
-		im->next = blkaddr;
-		return;
-	}
-	r = realloc(im->freed, (im->nfreed + 1) * sizeof(*r));
-	if (!r)
-		return;		/* the blocks merely stay marked used */
-	im->freed = r;
-	r[im->nfreed++] = (struct mk_range){ blkaddr, n };
-}
-
-/*
- * Batched writes go through an I/O thread with two buffers: one is filled
- * while the other is written, so the writer never waits for a write unless
- * the disk is slower than compression.  Writeback of each batch starts at
- * once.  (O_DIRECT measured slower: it makes each write wait for the disk.)
- */
-static void *io_main(void *arg)
-{
-	struct mk_io *io = arg;
-	int err;
-
-	pthread_mutex_lock(&io->lock);
-	for (;;) {
-		while (!io->busy && !io->quit)
-			pthread_cond_wait(&io->cv, &io->lock);
-		if (!io->busy)
-			break;
-		pthread_mutex_unlock(&io->lock);
-		err = czfs_bdev_write(io->bdev, io->wbuf, io->wlen, io->woff);
-		if (!err && io->fd >= 0)
-			sync_file_range(io->fd, (off_t)io->woff, (off_t)io->wlen,
-					SYNC_FILE_RANGE_WRITE);
-		pthread_mutex_lock(&io->lock);
-		if (err && !io->err)
-			io->err = err;
-		io->written += io->wlen;
-		io->busy = false;
-		pthread_cond_broadcast(&io->cv);
-	}
-	pthread_mutex_unlock(&io->lock);
-	return NULL;
-}
-
-/*
- * Flush the data written so far every MK_FLUSH_STEP bytes, beside the
- * writes: the device's cache then empties while we still compress, and
- * the flushes that order checkpoint and superblock find little to do.
- */
-static void *flush_main(void *arg)
-{
-	struct mk_io *io = arg;
-	uint64_t done = 0;
-	int err;
-
-	pthread_mutex_lock(&io->lock);
-	for (;;) {
-		while (io->written - done < MK_FLUSH_STEP && !io->quit)
-			pthread_cond_wait(&io->cv, &io->lock);
-		if (io->quit)
-			break;
-		done = io->written;
-		pthread_mutex_unlock(&io->lock);
-		err = czfs_bdev_flush(io->bdev);
-		pthread_mutex_lock(&io->lock);
-		if (err && !io->err)
-			io->err = err;
-	}
-	pthread_mutex_unlock(&io->lock);
-	return NULL;
-}
-
-/* Wait for the write in flight; returns the first write error. */
-static int io_wait(struct mk_io *io)
-{
-	int err;
-
-	pthread_mutex_lock(&io->lock);
-	while (io->busy)
-		pthread_cond_wait(&io->cv, &io->lock);
-	err = io->err;
-	pthread_mutex_unlock(&io->lock);
-	return err;
-}
-
-static int batch_flush(struct mk_image *im)
-{
-	struct mk_io *io = &im->io;
-	int err;
-
-	if (!im->batch_len || im->overflow) {
-		im->batch_len = 0;
-		return 0;
-	}
-	err = io_wait(io);
-	if (err)
-		return err;
-	pthread_mutex_lock(&io->lock);
-	io->wbuf = im->batch;
-	io->wlen = im->batch_len;
-	io->woff = im->batch_blk << CZFS_BLOCK_SHIFT;
-	io->busy = true;
-	pthread_cond_broadcast(&io->cv);
-	pthread_mutex_unlock(&io->lock);
-	im->batch = im->batch == io->buf[0] ? io->buf[1] : io->buf[0];
-	im->batch_len = 0;
-	return 0;
-}
-
-static int io_start(struct mk_image *im)
-{
-	struct mk_io *io = &im->io;
-	int err;
-
-	io->bdev = im->bdev;
-	io->fd = czfs_bdev_fd(im->bdev);
-	io->buf[0] = aligned_alloc(CZFS_BLOCK_SIZE, MK_BATCH_BYTES);
-	io->buf[1] = aligned_alloc(CZFS_BLOCK_SIZE, MK_BATCH_BYTES);
-	if (!io->buf[0] || !io->buf[1])
-		return -ENOMEM;
-	im->batch = io->buf[0];
-	pthread_mutex_init(&io->lock, NULL);
-	pthread_cond_init(&io->cv, NULL);
-	io->inited = true;
-	err = pthread_create(&io->thread, NULL, io_main, io);
-	if (err)
-		return -err;
-	io->started = true;
-	err = pthread_create(&io->flusher, NULL, flush_main, io);
-	if (err)
-		return -err;
-	io->fstarted = true;
-	return 0;
-}
-
-/* Write what is queued (if write), wait for it, stop the threads. */
-static int io_stop(struct mk_image *im, bool write)
-{
-	struct mk_io *io = &im->io;
-	int err = 0;
-
-	if (!io->started)
-		return 0;
-	if (write)
-		err = batch_flush(im);
-	io_wait(io);
-	pthread_mutex_lock(&io->lock);
-	io->quit = true;
-	pthread_cond_broadcast(&io->cv);
-	pthread_mutex_unlock(&io->lock);
-	pthread_join(io->thread, NULL);
-	if (io->fstarted)
-		pthread_join(io->flusher, NULL);
-	io->started = io->fstarted = false;
-	return err ? err : io->err;
-}
-
-static void io_free(struct mk_io *io)
-{
-	if (io->inited) {
-		pthread_mutex_destroy(&io->lock);
-		pthread_cond_destroy(&io->cv);
-	}
-	free(io->buf[0]);
-	free(io->buf[1]);
-}
-
-/* Queue len bytes (whole blocks, <= MK_BATCH_BYTES) for blkaddr. */
-static int batch_add(struct mk_image *im, uint64_t blkaddr, const void *data,
-		     size_t len)
-{
-	uint64_t end = im->batch_blk + (im->batch_len >> CZFS_BLOCK_SHIFT);
-	int err;
-
-	if (im->batch_len &&
-	    (blkaddr != end || im->batch_len + len > MK_BATCH_BYTES)) {
-		err = batch_flush(im);
-		if (err)
-			return err;
-	}
-	if (!im->batch_len)
-		im->batch_blk = blkaddr;
-	memcpy(im->batch + im->batch_len, data, len);
-	im->batch_len += len;
-	return 0;
-}
-
-/* Store len bytes in fresh blocks, the last one zero-padded. */
-static int write_value(struct mk_image *im, const void *data, size_t len,
-		       uint64_t *blkaddr)
-{
-	size_t whole = len & ~(size_t)(CZFS_BLOCK_SIZE - 1);
-	uint64_t n = DIV_ROUND_UP(len, CZFS_BLOCK_SIZE);
-	int err;
-
-	err = im->alloc.alloc(&im->alloc, n, blkaddr);
-	if (!err && whole)
-		err = batch_add(im, *blkaddr, data, whole);
-	if (!err && whole < len) {
-		memset(im->pad, 0, CZFS_BLOCK_SIZE);
-		memcpy(im->pad, (const uint8_t *)data + whole, len - whole);
-		err = batch_add(im, *blkaddr + n - 1, im->pad, CZFS_BLOCK_SIZE);
-	}
-	im->inode_blocks += n;
-	return err;
-}
 
 /* ---- items ---------------------------------------------------------------- */
 
@@ -433,8 +169,10 @@ static int xattr_record(struct mk_image *im, const struct mk_inode *ip,
 	uint32_t crc = 0;
 
 	if (x->value_len > CZFS_XATTR_INLINE_MAX) {
-		int err = write_value(im, x->value, x->value_len, &blkaddr);
+		int err = mk_writer_value(&im->w, x->value, x->value_len,
+					  &blkaddr);
 
+		im->inode_blocks += DIV_ROUND_UP(x->value_len, CZFS_BLOCK_SIZE);
 		if (err)
 			return err;
 		crc = czfs_crc32c(0, x->value, x->value_len);
@@ -543,10 +281,10 @@ static int add_cluster(struct mk_image *im, uint64_t ino,
 		return 0;
 	case CZFS_CLUSTER_RAW:
 	case CZFS_CLUSTER_COMPRESSED:
-		err = im->alloc.alloc(&im->alloc, ci.nblocks, &ci.blkaddr);
+		err = mk_writer_alloc(&im->w, ci.nblocks, &ci.blkaddr);
 		if (!err)
-			err = batch_add(im, ci.blkaddr, c->out + cl->out_off,
-					cl->out_len);
+			err = mk_writer_add(&im->w, ci.blkaddr,
+					    c->out + cl->out_off, cl->out_len);
 		if (!err && c->shared)	/* a pack of its own, for its copies */
 			err = share_cluster(im, cl->index, &ci);
 		if (err)
@@ -577,9 +315,9 @@ static int add_pack(struct mk_image *im, const struct mk_chunk *c)
 		return mk_packs_add(im->packs, 0, NULL, c->members, c->nmembers,
 				    c->new_window);
 	ci = c->cl[0].ci;
-	err = im->alloc.alloc(&im->alloc, ci.nblocks, &ci.blkaddr);
+	err = mk_writer_alloc(&im->w, ci.nblocks, &ci.blkaddr);
 	if (!err)
-		err = batch_add(im, ci.blkaddr, c->out, c->cl[0].out_len);
+		err = mk_writer_add(&im->w, ci.blkaddr, c->out, c->cl[0].out_len);
 	if (err)
 		return err;
 	im->pr->bytes_out += c->cl[0].out_len;
@@ -679,10 +417,7 @@ static int write_smap(struct mk_image *im, uint64_t max,
 	err = czfs_smap_init(&sm, max);
 	if (err)
 		return err;
-	err = czfs_smap_set_used(&sm, CZFS_FIRST_DATA_BLKADDR,
-				 im->next - CZFS_FIRST_DATA_BLKADDR);
-	for (unsigned i = 0; !err && i < im->nfreed; i++)
-		czfs_smap_free(&sm, im->freed[i].blkaddr, im->freed[i].n);
+	err = mk_writer_mark_used(&im->w, &sm);
 	if (!err)
 		err = czfs_smap_write(&sm, im->bdev, 1, cp);
 	czfs_smap_destroy(&sm);
@@ -735,12 +470,12 @@ static int finish(struct mk_image *im, struct mk_image_stats *st)
 	unsigned level = 0;
 	int err;
 
-	err = io_stop(im, true);
+	err = mk_writer_stop(&im->w);
 	if (!err)
 		err = czfs_btree_builder_finish(im->bld, &root, &level);
-	max = o->size_blocks ? o->size_blocks : fit_size(im->next);
-	if (im->overflow || im->next + smap_blocks(max) > max) {
-		st->need_blocks = fit_size(im->next);
+	max = o->size_blocks ? o->size_blocks : fit_size(im->w.next);
+	if (im->w.discard || im->w.next + smap_blocks(max) > max) {
+		st->need_blocks = fit_size(im->w.next);
 		return -ENOSPC;
 	}
 	if (!err)
@@ -781,20 +516,16 @@ static void derive_seed(const uint8_t uuid[16], uint64_t seed[2])
 
 static int image_setup(struct mk_image *im)
 {
-	int err = io_start(im);
+	int err = mk_writer_start(&im->w, im->bdev, im->o->size_blocks);
 
 	if (err)
 		return err;
-	im->alloc.alloc = bump_alloc;
-	im->alloc.free = bump_free;
-	im->next = CZFS_FIRST_DATA_BLKADDR;
 	im->records = malloc(MK_RECORDS_CAP);
-	im->pad = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
-	if (!im->records || !im->pad)
+	if (!im->records)
 		return -ENOMEM;
 	derive_seed(im->o->uuid, im->seed);
 	err = mk_packs_new(&im->packs);
-	return err ? err : czfs_btree_builder_new(im->bdev, &im->alloc, 1,
+	return err ? err : czfs_btree_builder_new(im->bdev, &im->w.alloc, 1,
 						  &im->bld);
 }
 
@@ -820,12 +551,9 @@ int mk_image_write(struct czfs_bdev *bdev, const struct mk_tree *t,
 	if (im.packs)
 		mk_packs_stats(im.packs, &st->pack);
 	mk_packs_free(im.packs);
-	io_stop(&im, false);
 	czfs_btree_builder_free(im.bld);
-	io_free(&im.io);
+	mk_writer_free(&im.w);
 	free(im.records);
-	free(im.pad);
 	free(im.named);
-	free(im.freed);
 	return err;
 }

@@ -5,6 +5,7 @@ mkfs_mkfs_czfs_SOURCES = \
 	mkfs/scan.c mkfs/scan.h \
 	mkfs/pipeline.c mkfs/pipeline.h \
 	mkfs/image.c mkfs/image.h \
+	mkfs/writer.c mkfs/writer.h \
 	mkfs/packing.c mkfs/packing.h \
 	mkfs/copies.c mkfs/copies.h \
 	mkfs/progress.c mkfs/progress.h

@@ -8,6 +8,7 @@ UNIT_TESTS = \
 	tests/unit/check_base \
 	tests/unit/check_compress \
 	tests/unit/check_cluster \
+	tests/unit/check_cluster_item \
 	tests/unit/check_hash \
 	tests/unit/check_node \
 	tests/unit/check_btree \
@@ -32,6 +33,11 @@ UNIT_TESTS = \
 	tests/unit/check_rcache
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
+
+CLUSTER_TESTLIB = tests/unit/cluster_testlib.c tests/unit/cluster_testlib.h
+tests_unit_check_cluster_SOURCES = tests/unit/check_cluster.c $(CLUSTER_TESTLIB)
+tests_unit_check_cluster_item_SOURCES = tests/unit/check_cluster_item.c \
+	$(CLUSTER_TESTLIB)
 
 FS_TESTLIB = tests/unit/fs_testlib.c tests/unit/fs_testlib.h
 tests_unit_check_commit_SOURCES = tests/unit/check_commit.c $(FS_TESTLIB)
