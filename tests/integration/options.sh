@@ -82,7 +82,7 @@ read_all cache_size=4M,reserved_pages=16
 # random reads, which keep what they load, do.
 DROP=1 read_all cache_size=4M,reclaim=punch
 [ "$(counter alloc.reclaims)" -gt 0 ] || fail "no reclaim with a 4M pool"
-read_all cache_size=4M,reserved_pages=64,reclaim=punch
+DROP=1 read_all cache_size=4M,reserved_pages=64,reclaim=punch
 [ "$(counter pool.reserve_hits)" -gt 0 ] || fail "the reserve served nothing with a 4M pool"
 
 note "request sizes: aligned against unaligned, O_DIRECT"
