@@ -80,6 +80,7 @@ struct czfs_mount_opts {
 /* Live counters, read with czfs-stat (the user.czfs.stats xattr). */
 struct czfs_daemon_stats {
 	atomic_ullong read_reqs, read_bytes;
+	atomic_ullong write_reqs, write_bytes;	/* WRITE requests, bytes taken */
 	atomic_ullong loads_reader;	/* clusters a FUSE thread loaded itself */
 	atomic_ullong loads_prefetch;	/* clusters the prefetch workers loaded */
 	atomic_ullong load_errors;

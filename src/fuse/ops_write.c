@@ -164,8 +164,12 @@ static void czfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		       size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
-	long n = czfs_fuse_do_write(req_daemon(req), of->mi, buf, size, (uint64_t)off);
+	struct czfs_daemon *dm = req_daemon(req);
+	long n = czfs_fuse_do_write(dm, of->mi, buf, size, (uint64_t)off);
 
+	atomic_fetch_add(&dm->st.write_reqs, 1);
+	if (n > 0)
+		atomic_fetch_add(&dm->st.write_bytes, (uint64_t)n);
 	if (n > 0 && of->direct) {	/* see do_open: keep_cache */
 		pthread_mutex_lock(&of->mi->lock);
 		of->mi->direct_written = true;

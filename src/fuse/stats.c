@@ -50,6 +50,8 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 
 	put(o, "fuse.read_requests %llu\n", ld(&s->read_reqs));
 	put(o, "fuse.read_bytes %llu\n", ld(&s->read_bytes));
+	put(o, "fuse.write_requests %llu\n", ld(&s->write_reqs));
+	put(o, "fuse.write_bytes %llu\n", ld(&s->write_bytes));
 	put(o, "cluster.loads_reader %llu\n", ld(&s->loads_reader));
 	put(o, "cluster.loads_prefetch %llu\n", ld(&s->loads_prefetch));
 	put(o, "cluster.load_errors %llu\n", ld(&s->load_errors));
@@ -106,6 +108,9 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 	    ld(&dm->st.push_errors));
 	put(o, "backing.reads %llu\nbacking.read_bytes %llu\n",
 	    ld(&b->reads), ld(&b->read_bytes));
+	/* over fuse.write_bytes: the write amplification */
+	put(o, "backing.writes %llu\nbacking.write_bytes %llu\n",
+	    ld(&b->writes), ld(&b->write_bytes));
 	put(o, "backing.punches %llu\nbacking.punch_bytes %llu\n",
 	    ld(&b->punches), ld(&b->punch_bytes));
 	for (unsigned i = 0; i < CZFS_BDEV_HIST_BUCKETS; i++)

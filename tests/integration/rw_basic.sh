@@ -150,6 +150,16 @@ sync -f "$M"
 free2=$(stat -f -c %a "$M")
 [ "$free2" -gt $((free1 + 4000)) ] || fail "statfs: space not given back ($free1 -> $free2)"
 
+note "czfs-stat counts the bytes written and what the image took for them"
+stat_of() { "$top_builddir/src/fuse/czfs-stat" "$M" | awk -v k="$1" '$1 == k { print $2 }'; }
+w0=$(stat_of fuse.write_bytes) r0=$(stat_of fuse.write_requests) b0=$(stat_of backing.write_bytes)
+dd if=/dev/urandom of="$M/counted" bs=64k count=32 conv=fsync status=none
+w1=$(stat_of fuse.write_bytes) r1=$(stat_of fuse.write_requests) b1=$(stat_of backing.write_bytes)
+[ $((w1 - w0)) = 2097152 ] || fail "fuse.write_bytes grew by $((w1 - w0)), not 2097152"
+[ $((r1 - r0)) -ge 32 ] || fail "fuse.write_requests grew by $((r1 - r0)) for 32 writes"
+# incompressible: stored raw, 2 MiB of data blocks at least, plus metadata
+[ $((b1 - b0)) -ge 2097152 ] || fail "backing.write_bytes grew by $((b1 - b0)) for 2 MiB fsync'd"
+
 note "fsync'd data survives a killed daemon"
 head -c 2000000 /dev/urandom >"$T/durable"
 cp "$T/durable" "$M/durable"
