@@ -52,6 +52,8 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "fuse.read_bytes %llu\n", ld(&s->read_bytes));
 	put(o, "fuse.write_requests %llu\n", ld(&s->write_reqs));
 	put(o, "fuse.write_bytes %llu\n", ld(&s->write_bytes));
+	put(o, "checkpoint.written %llu\n", ld(&s->checkpoints));
+	put(o, "checkpoint.skipped %llu\n", ld(&s->checkpoints_skipped));
 	put(o, "cluster.loads_reader %llu\n", ld(&s->loads_reader));
 	put(o, "cluster.loads_prefetch %llu\n", ld(&s->loads_prefetch));
 	put(o, "cluster.load_errors %llu\n", ld(&s->load_errors));

@@ -555,9 +555,14 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 	pack_pass(dm);
 	err = czfs_itable_each(dm, wb_one, &wb_err);
 	pthread_rwlock_wrlock(&dm->fs->lock);
-	if (!err)
-		err = clean && !wb_err ? czfs_fs_commit_unmount(dm->fs) :
-		      czfs_fs_commit(dm->fs);
+	/* Nothing written back and nothing else changed since the last
+	 * checkpoint (an fsync of a clean file or directory, as SQLite's
+	 * of its directory): that one holds it all already. */
+	if (!err && !clean && !czfs_fs_changed(dm->fs))
+		atomic_fetch_add(&dm->st.checkpoints_skipped, 1);
+	else if (!err && !(err = clean && !wb_err ?
+			   czfs_fs_commit_unmount(dm->fs) : czfs_fs_commit(dm->fs)))
+		atomic_fetch_add(&dm->st.checkpoints, 1);
 	pthread_rwlock_unlock(&dm->fs->lock);
 	pthread_mutex_unlock(&fl->commit_lock);
 	return err ?: wb_err;

@@ -22,6 +22,11 @@ int czfs_fs_begin(struct czfs_fs *fs)
 	return 0;
 }
 
+bool czfs_fs_changed(const struct czfs_fs *fs)
+{
+	return fs->tree.trans_gen != 0;
+}
+
 /* The image file must hold every block the new checkpoint counts. */
 static int grow_image(struct czfs_fs *fs, const struct czfs_cp_info *cp)
 {

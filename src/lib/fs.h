@@ -102,6 +102,10 @@ void czfs_fs_close(struct czfs_fs *fs);
 int czfs_fs_begin(struct czfs_fs *fs);
 int czfs_fs_commit(struct czfs_fs *fs);
 
+/* Is a transaction open (begun and not committed)?  Without one, a
+ * checkpoint would make nothing new durable.  Caller holds fs->lock. */
+bool czfs_fs_changed(const struct czfs_fs *fs);
+
 /*
  * Commits that mark the checkpoint, with czfs_fs_commit's returns and
  * lock.  czfs_fs_commit_mount: the first commit of a writable mount: one

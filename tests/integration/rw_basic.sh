@@ -160,6 +160,30 @@ w1=$(stat_of fuse.write_bytes) r1=$(stat_of fuse.write_requests) b1=$(stat_of ba
 # incompressible: stored raw, 2 MiB of data blocks at least, plus metadata
 [ $((b1 - b0)) -ge 2097152 ] || fail "backing.write_bytes grew by $((b1 - b0)) for 2 MiB fsync'd"
 
+note "an fsync with nothing new since the last checkpoint writes none"
+fsyncs() {	# fsyncs PATH N [BYTES]: N fsyncs of PATH, BYTES appended before each
+	python3 - "$@" <<'PY'
+import os, sys
+path, n, add = sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else ""
+fd = os.open(path, os.O_RDONLY if os.path.isdir(path) else os.O_WRONLY | os.O_APPEND)
+for _ in range(n):
+    if add:
+        os.write(fd, add.encode())
+    os.fsync(fd)
+os.close(fd)
+PY
+}
+fsyncs "$M/counted" 1
+c0=$(stat_of checkpoint.written) s0=$(stat_of checkpoint.skipped)
+fsyncs "$M/counted" 5
+fsyncs "$M" 3
+c1=$(stat_of checkpoint.written) s1=$(stat_of checkpoint.skipped)
+[ "$c1" = "$c0" ] || fail "fsyncs of a clean file and directory wrote $((c1 - c0)) checkpoints"
+[ $((s1 - s0)) -ge 8 ] || fail "checkpoint.skipped grew by $((s1 - s0)) for 8 clean fsyncs"
+fsyncs "$M/counted" 3 x
+c2=$(stat_of checkpoint.written)
+[ $((c2 - c1)) -ge 3 ] || fail "3 fsyncs after appends wrote $((c2 - c1)) checkpoints"
+
 note "fsync'd data survives a killed daemon"
 head -c 2000000 /dev/urandom >"$T/durable"
 cp "$T/durable" "$M/durable"
