@@ -300,6 +300,15 @@ def read_done(sums):
             content = f.read()
     except FileNotFoundError:
         return 0        # moved or deleted meanwhile: allowed
+    except PermissionError:
+        # it moved on with a whiteout between the check and the open: the
+        # name is now a device node, which a nodev mount refuses to open
+        try:
+            if is_whiteout(os.path.join(d, name)):
+                return 0
+        except FileNotFoundError:
+            return 0
+        raise
     if name not in sums:
         sums.update(known_sums())
     want = sums.get(name)
