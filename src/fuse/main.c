@@ -501,6 +501,8 @@ static int daemon_setup(struct czfs_daemon *dm)
 	err = czfs_fs_open(dm->opts.image, &fo, &dm->fs);
 	if (!err && !dm->opts.ro)
 		err = mount_rw(dm);
+	if (!err)	/* checkpoints punch after fs->lock (writeback.c) */
+		dm->fs->defer_discard = true;
 	if (!err)
 		err = czfs_itable_create(&dm->it);
 	if (err)

@@ -155,7 +155,7 @@ long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
 	if (mi->ndirty << ii.cluster_shift > DIRTY_LIMIT_PAGES(dm))
 		czfs_flusher_kick(dm);
 	if (mi->ndirty << ii.cluster_shift > 2 * DIRTY_LIMIT_PAGES(dm))
-		czfs_writeback_inode(dm, mi);
+		czfs_writeback_some(dm, mi);
 	czfs_writeback_balance(dm);
 	return done ? (long)done : err;
 }

@@ -10,6 +10,7 @@
 #include "cluster.h"
 #include "compress.h"
 #include "daemon.h"
+#include "discard.h"
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
@@ -155,6 +156,10 @@ int czfs_writeback_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 
 /* ---- writeback ------------------------------------------------------------ */
 
+/* Clusters one transaction of writeback takes at most: 4 MiB of 64 KiB
+ * clusters, some tens of milliseconds of compression. */
+#define WB_BATCH	64
+
 /* What writeback made of one dirty cluster. */
 struct wb_item {
 	struct czfs_centry *e;
@@ -186,6 +191,7 @@ static int wb_alloc(struct czfs_daemon *dm, unsigned n, uint64_t *blk)
 	pthread_rwlock_wrlock(&dm->fs->lock);
 	err = czfs_fs_commit(dm->fs);
 	pthread_rwlock_unlock(&dm->fs->lock);
+	czfs_fs_discard_held(dm->fs);	/* the freed blocks become reusable */
 	return err ?: czfs_smap_alloc(&dm->fs->smap, n, blk);
 }
 
@@ -321,7 +327,12 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 	pthread_mutex_unlock(&mi->lock);
 }
 
-static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi)
+/*
+ * Write back the oldest max of mi's dirty clusters (wb_lock held) in one
+ * transaction; *took says how many it took.
+ */
+static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi,
+			    unsigned max, unsigned *took)
 {
 	struct czfs_inode_info ii;
 	struct wb_item *ws;
@@ -329,7 +340,8 @@ static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi)
 	int err = 0;
 
 	pthread_mutex_lock(&mi->lock);
-	n = mi->ndirty;
+	n = MIN(mi->ndirty, max);
+	*took = n;
 	ws = n ? calloc(n, sizeof(*ws)) : NULL;
 	if (!ws) {
 		pthread_mutex_unlock(&mi->lock);
@@ -339,7 +351,11 @@ static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi)
 		ws[i].e = mi->dirty[i];
 		ws[i].seq = mi->dirty[i]->wseq;
 	}
-	mi->ndirty = 0;			/* its hold on mi is ours now */
+	/* the list's hold on mi is ours now; if some stay, a hold of ours */
+	if (n < mi->ndirty)
+		czfs_mi_hold(dm, mi);
+	mi->ndirty -= n;
+	memmove(mi->dirty, mi->dirty + n, mi->ndirty * sizeof(*mi->dirty));
 	ii = mi->ii;
 	pthread_mutex_unlock(&mi->lock);
 
@@ -504,13 +520,40 @@ int czfs_writeback_attr(struct czfs_daemon *dm, struct czfs_minode *mi)
 	return err;
 }
 
-int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi)
+int czfs_writeback_some(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
+	unsigned took;
 	int err;
 
 	pthread_mutex_lock(&mi->wb_lock);
-	err = writeback_locked(dm, mi);
+	err = writeback_locked(dm, mi, WB_BATCH, &took);
 	pthread_mutex_unlock(&mi->wb_lock);
+	return err;
+}
+
+/*
+ * Batch by batch, wb_lock let go between them: a writer that throttles
+ * itself on the same file (czfs_writeback_some) waits for one batch, not
+ * for the whole file (measured: up to a second of a 1 GiB file's random
+ * writes).  Batches take the oldest first and new clusters go last, so
+ * once as many as were dirty at the start have been taken, by this or
+ * by batches the lock ordered before this one's last, all of those are
+ * linked.
+ */
+int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	unsigned left, took = 1;
+	int err = 0;
+
+	pthread_mutex_lock(&mi->lock);
+	left = mi->ndirty;
+	pthread_mutex_unlock(&mi->lock);
+	while (!err && left && took) {
+		pthread_mutex_lock(&mi->wb_lock);
+		err = writeback_locked(dm, mi, MIN(left, WB_BATCH), &took);
+		pthread_mutex_unlock(&mi->wb_lock);
+		left -= took;
+	}
 	return err;
 }
 
@@ -532,17 +575,32 @@ static void wb_dirty(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 	czfs_writeback_inode(dm, mi);	/* a failure is logged, data kept dirty */
 }
 
+/* One batch of each dirty inode while the pool is past the limit. */
+static void wb_some(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
+{
+	const uint64_t *limit = arg;
+
+	if (atomic_load(&dm->reserved_blocks) > *limit)
+		czfs_writeback_some(dm, mi);	/* as wb_dirty */
+}
+
 void czfs_writeback_balance(struct czfs_daemon *dm)
 {
 	uint64_t limit = dm->opts.cache_size / CZFS_BLOCK_SIZE * 3 / 8;
+	unsigned long long before;
 
 	if (!dm->fl || atomic_load(&dm->reserved_blocks) <= limit)
 		return;
 	pthread_mutex_lock(&dm->fl->balance_lock);
-	if (atomic_load(&dm->reserved_blocks) > limit) {
+	if (atomic_load(&dm->reserved_blocks) > limit)
 		pack_pass(dm);
-		czfs_itable_each(dm, wb_dirty, NULL);
-	}
+	/* rounds of a batch per inode, until under the limit or stuck */
+	do {
+		before = atomic_load(&dm->reserved_blocks);
+		if (before <= limit)
+			break;
+		czfs_itable_each(dm, wb_some, &limit);
+	} while (atomic_load(&dm->reserved_blocks) < before);
 	pthread_mutex_unlock(&dm->fl->balance_lock);
 }
 
@@ -564,6 +622,10 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 			   czfs_fs_commit_unmount(dm->fs) : czfs_fs_commit(dm->fs)))
 		atomic_fetch_add(&dm->st.checkpoints, 1);
 	pthread_rwlock_unlock(&dm->fs->lock);
+	/* The host's punches of the blocks it freed, with fs->lock let go:
+	 * under it they stalled every reader and writer (measured, random
+	 * 4 KiB writes: 99.9th percentile 1 s, 80 ms without discard). */
+	czfs_fs_discard_held(dm->fs);
 	pthread_mutex_unlock(&fl->commit_lock);
 	return err ?: wb_err;
 }

@@ -30,10 +30,14 @@ void czfs_flusher_note_change(struct czfs_daemon *dm);
 void czfs_flusher_kick(struct czfs_daemon *dm);
 
 /*
- * Write back the dirty clusters of one inode (no lock held by the caller).
+ * Write back the dirty clusters of one inode (no lock held by the caller):
+ * all that are dirty when it starts, a transaction per batch of them.
  * Returns 0 or -errno (-ENOSPC, -EIO); on error the clusters stay dirty.
  */
 int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi);
+/* The same for one batch of the oldest dirty clusters: a writer's
+ * throttle, bounded in time. */
+int czfs_writeback_some(struct czfs_daemon *dm, struct czfs_minode *mi);
 
 /*
  * Store mi's attributes in the tree now, in the running transaction (takes
@@ -43,8 +47,9 @@ int czfs_writeback_attr(struct czfs_daemon *dm, struct czfs_minode *mi);
 
 /*
  * A writer throttles itself, as balance_dirty_pages does: past 3/8 of the
- * page pool in dirty clusters, it writes back every dirty inode, so that
- * many small dirty files cannot fill the pool (no lock held).
+ * page pool in dirty clusters, it writes back a batch of each dirty inode
+ * at a time until under it again, so that many small dirty files cannot
+ * fill the pool (no lock held).
  */
 void czfs_writeback_balance(struct czfs_daemon *dm);
 

@@ -106,9 +106,12 @@ int czfs_fs_commit(struct czfs_fs *fs)
 			 (unsigned long long)(fs->cp.generation + 1), strerror(-err));
 		return err;
 	}
-	czfs_fs_discard_freed(fs);
+	if (fs->discard)	/* punched before they are reused */
+		czfs_smap_hold_freed(&fs->smap);
 	czfs_smap_committed(&fs->smap);
 	fs->cp = cp;
+	if (!fs->defer_discard)
+		czfs_fs_discard_held(fs);
 	return 0;
 }
 

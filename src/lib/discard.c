@@ -80,25 +80,27 @@ static uint64_t clip(uint64_t bits, uint64_t w, uint64_t from, uint64_t to)
 	return bits;
 }
 
+enum pass { PASS_HELD, PASS_ALL };
+
 /*
- * Copy chunk k's candidates into out (SMAP_WORDS words): freed ones
- * (committed & ~cur) or every free one.  False if the chunk has none to
- * look at (freed: not changed since the last commit).
+ * Copy chunk k's candidates into out (SMAP_WORDS words): held ones, or
+ * every free one.  False if the chunk has none to look at.
  */
-static bool chunk_candidates(struct czfs_smap *sm, uint64_t k, bool freed,
+static bool chunk_candidates(struct czfs_smap *sm, uint64_t k, enum pass pass,
 			     uint64_t *out)
 {
-	const uint64_t *cur, *com;
+	const uint64_t *cur, *com, *held;
 	bool any = false;
 
 	pthread_mutex_lock(&sm->lock);
 	if (k >= sm->nr_bitmaps ||
-	    (freed && !(sm->bitmap_dirty[k] & (BM_DIRTY | BM_PENDING))))
+	    (pass == PASS_HELD && !(sm->bitmap_dirty[k] & BM_HELD)))
 		goto out;
 	cur = smap_chunk(sm->cur, k);
 	com = smap_chunk(sm->committed, k);
+	held = smap_chunk(sm->held, k);
 	for (unsigned i = 0; i < SMAP_WORDS; i++) {
-		out[i] = freed ? com[i] & ~cur[i] : ~(com[i] | cur[i]);
+		out[i] = pass == PASS_HELD ? held[i] : ~(com[i] | cur[i] | held[i]);
 		any |= out[i] != 0;
 	}
 out:
@@ -107,25 +109,26 @@ out:
 }
 
 /*
- * Blocks past the end of the file need no punch.  A freed block was in use
+ * Blocks past the end of the file need no punch.  A held block was in use
  * (inside the file); a free one may be anywhere the file has reached,
  * which after a remount can be past the map's image_blocks (recounted
- * from the used bits).
+ * from the used bits).  A held chunk is released once its punches are
+ * done; after an error (or with no bdev) the rest are released unpunched.
  */
 static int discard_pass(struct czfs_smap *sm, struct czfs_bdev *bdev,
-			bool freed, struct czfs_discard_stats *st)
+			enum pass pass, struct czfs_discard_stats *st)
 {
-	struct punch_acc a = { .bdev = bdev, .st = st };
+	struct punch_acc a = { .bdev = bdev, .st = st, .err = bdev ? 0 : 1 };
 	uint64_t *words = malloc(CZFS_BLOCK_SIZE), limit, nr;
 
 	if (!words)
 		return -ENOMEM;
 	pthread_mutex_lock(&sm->lock);
 	nr = sm->nr_bitmaps;
-	limit = MIN(sm->max_blocks, bdev->size / CZFS_BLOCK_SIZE);
+	limit = MIN(sm->max_blocks, bdev ? bdev->size / CZFS_BLOCK_SIZE : 0);
 	pthread_mutex_unlock(&sm->lock);
-	for (uint64_t k = 0; k < nr && !a.err; k++) {
-		if (!chunk_candidates(sm, k, freed, words))
+	for (uint64_t k = 0; k < nr && (!a.err || pass == PASS_HELD); k++) {
+		if (!chunk_candidates(sm, k, pass, words))
 			continue;
 		for (unsigned i = 0; i < SMAP_WORDS && !a.err; i++) {
 			uint64_t w = k * SMAP_WORDS + i;
@@ -133,22 +136,26 @@ static int discard_pass(struct czfs_smap *sm, struct czfs_bdev *bdev,
 			acc_word(&a, w * 64, clip(words[i], w,
 						  CZFS_FIRST_DATA_BLKADDR, limit));
 		}
+		if (pass == PASS_HELD) {	/* punched before it is reused */
+			acc_flush(&a);
+			smap_release_held(sm, k, words);
+		}
 	}
 	acc_flush(&a);
 	free(words);
-	return a.err;
+	return bdev ? a.err : 0;
 }
 
-int czfs_smap_discard_freed(struct czfs_smap *sm, struct czfs_bdev *bdev,
-			    struct czfs_discard_stats *st)
+int czfs_smap_discard_held(struct czfs_smap *sm, struct czfs_bdev *bdev,
+			   struct czfs_discard_stats *st)
 {
-	return discard_pass(sm, bdev, true, st);
+	return discard_pass(sm, bdev, PASS_HELD, st);
 }
 
 int czfs_smap_discard_all(struct czfs_smap *sm, struct czfs_bdev *bdev,
 			  struct czfs_discard_stats *st)
 {
-	return discard_pass(sm, bdev, false, st);
+	return discard_pass(sm, bdev, PASS_ALL, st);
 }
 
 /* A punch failed: said once, and discard is off for this open image. */
@@ -162,23 +169,27 @@ static void discard_failed(struct czfs_fs *fs, int err)
 			  strerror(-err));
 }
 
-static void fs_discard(struct czfs_fs *fs, bool freed)
+void czfs_fs_discard_held(struct czfs_fs *fs)
+{
+	int err;
+
+	pthread_mutex_lock(&fs->discard_lock);
+	err = discard_pass(&fs->smap, fs->discard ? fs->bdev : NULL, PASS_HELD,
+			   &fs->discarded);
+	if (err)
+		discard_failed(fs, err);
+	pthread_mutex_unlock(&fs->discard_lock);
+}
+
+void czfs_fs_discard_free(struct czfs_fs *fs)
 {
 	int err;
 
 	if (!fs->discard)
 		return;
-	err = discard_pass(&fs->smap, fs->bdev, freed, &fs->discarded);
+	pthread_mutex_lock(&fs->discard_lock);
+	err = discard_pass(&fs->smap, fs->bdev, PASS_ALL, &fs->discarded);
 	if (err)
 		discard_failed(fs, err);
-}
-
-void czfs_fs_discard_freed(struct czfs_fs *fs)
-{
-	fs_discard(fs, true);
-}
-
-void czfs_fs_discard_free(struct czfs_fs *fs)
-{
-	fs_discard(fs, false);
+	pthread_mutex_unlock(&fs->discard_lock);
 }

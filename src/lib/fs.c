@@ -117,6 +117,7 @@ int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,
 	fs->rdonly = opts->flags & CZFS_OPEN_RDONLY;
 	fs->discard = !fs->rdonly && (opts->flags & CZFS_OPEN_DISCARD);
 	pthread_rwlock_init(&fs->lock, NULL);
+	pthread_mutex_init(&fs->discard_lock, NULL);
 	err = fs_lock_image(fs, opts->flags);
 	if (!err)
 		err = fs_read_super(fs);
@@ -176,5 +177,6 @@ void czfs_fs_close(struct czfs_fs *fs)
 	czfs_nodecache_destroy(fs->nc);
 	czfs_bdev_close(fs->bdev);
 	pthread_rwlock_destroy(&fs->lock);
+	pthread_mutex_destroy(&fs->discard_lock);
 	free(fs);
 }

@@ -47,7 +47,11 @@ struct czfs_fs {
 	struct czfs_smap smap;		/* loaded unless CZFS_OPEN_NOSMAP */
 	bool rdonly;
 	bool discard;			/* CZFS_OPEN_DISCARD, until the host refuses */
-	struct czfs_discard_stats discarded;	/* by commits, fs->lock */
+	/* Set by an owner that runs czfs_fs_discard_held itself, after it
+	 * lets go of fs->lock (the daemon); else commits run it. */
+	bool defer_discard;
+	pthread_mutex_t discard_lock;	/* one discard pass at a time */
+	struct czfs_discard_stats discarded;	/* by discard passes, discard_lock */
 	/* Metadata lock: shared for lookups, exclusive for changes. */
 	pthread_rwlock_t lock;
 };
@@ -90,9 +94,9 @@ void czfs_fs_close(struct czfs_fs *fs);
  *   2. the changed space-map blocks are written (copy-on-write)
  *   3. flush: everything the new checkpoint names is on disk
  *   4. the checkpoint goes to the older slot, then flush
- *   5. with discard, the blocks freed by this transaction are punched out
- *      of the image file (discard.h)
- *   6. blocks freed by this transaction become reusable
+ *   5. blocks freed by this transaction become reusable; with discard,
+ *      once they are punched out of the image file (discard.h), which
+ *      with fs->defer_discard is the caller's next step, after fs->lock
  * A crash at any point before 4 completes leaves the previous checkpoint
  * and everything it names intact.  Both need a writable fs with its space
  * map; the caller holds fs->lock exclusively.  Returns 0, -EROFS, -ENOSPC

@@ -107,11 +107,12 @@ void smap_free_locked(struct czfs_smap *sm, uint64_t start, uint64_t n)
 
 /* ---- search ---------------------------------------------------------- */
 
-/* Bits of word w free in both bitmaps and inside [from, to). */
+/* Bits of word w free in both bitmaps, not held, and inside [from, to). */
 static uint64_t avail_word(const struct czfs_smap *sm, uint64_t w,
 			   uint64_t from, uint64_t to)
 {
-	return ~(sm->cur[w] | sm->committed[w]) & word_mask(w, from, to);
+	return ~(sm->cur[w] | sm->committed[w] | sm->held[w]) &
+	       word_mask(w, from, to);
 }
 
 /* Bits p of a such that a[p .. p+n-1] are all set (1 <= n <= 64). */
@@ -236,24 +237,27 @@ static int smap_resize(struct czfs_smap *sm, uint64_t max_blocks)
 {
 	uint64_t nb = DIV_ROUND_UP(max_blocks, SMAP_BITS), ob = sm->nr_bitmaps;
 	unsigned ni = czfs_smap_index_count(max_blocks);
-	void *cur, *com, *addr, *crc, *dirty, *index;
+	void *cur, *com, *held, *addr, *crc, *dirty, *index;
 
 	if (ni > SMAP_MAX_INDEX)
 		return -EFBIG;
 	cur = bitmap_grown(sm->cur, ob, nb);
 	com = bitmap_grown(sm->committed, ob, nb);
+	held = bitmap_grown(sm->held, ob, nb);
 	addr = copy_grown(sm->bitmap_addr, ob * 8, nb * 8);
 	crc = copy_grown(sm->bitmap_crc, ob * 4, nb * 4);
 	dirty = copy_grown(sm->bitmap_dirty, ob, nb);
 	index = copy_grown(sm->index_addr, sm->nr_index * 8, ni * 8);
-	if (!cur || !com || !addr || !crc || !dirty || !index) {
-		free(cur), free(com), free(addr);
+	if (!cur || !com || !held || !addr || !crc || !dirty || !index) {
+		free(cur), free(com), free(held), free(addr);
 		free(crc), free(dirty), free(index);
 		return -ENOMEM;
 	}
-	free(sm->cur), free(sm->committed), free(sm->bitmap_addr);
-	free(sm->bitmap_crc), free(sm->bitmap_dirty), free(sm->index_addr);
-	sm->cur = cur, sm->committed = com, sm->bitmap_addr = addr;
+	free(sm->cur), free(sm->committed), free(sm->held);
+	free(sm->bitmap_addr), free(sm->bitmap_crc), free(sm->bitmap_dirty);
+	free(sm->index_addr);
+	sm->cur = cur, sm->committed = com, sm->held = held;
+	sm->bitmap_addr = addr;
 	sm->bitmap_crc = crc, sm->bitmap_dirty = dirty, sm->index_addr = index;
 	sm->nr_bitmaps = nb;
 	sm->nr_index = ni;
@@ -292,6 +296,7 @@ void czfs_smap_destroy(struct czfs_smap *sm)
 {
 	free(sm->cur);
 	free(sm->committed);
+	free(sm->held);
 	free(sm->bitmap_addr);
 	free(sm->bitmap_crc);
 	free(sm->bitmap_dirty);
@@ -380,6 +385,47 @@ void czfs_smap_committed(struct czfs_smap *sm)
 		sm->cursor = sm->low_freed;
 	sm->low_freed = 0;
 	sm->freed_pending = 0;
+	pthread_mutex_unlock(&sm->lock);
+}
+
+void czfs_smap_hold_freed(struct czfs_smap *sm)
+{
+	pthread_mutex_lock(&sm->lock);
+	for (uint64_t k = 0; k < sm->nr_bitmaps; k++) {
+		const uint64_t *cur = smap_chunk(sm->cur, k);
+		const uint64_t *com = smap_chunk(sm->committed, k);
+		uint64_t *held = smap_chunk(sm->held, k), any = 0;
+
+		if (!(sm->bitmap_dirty[k] & (BM_DIRTY | BM_PENDING)))
+			continue;
+		for (unsigned i = 0; i < SMAP_WORDS; i++) {
+			held[i] |= com[i] & ~cur[i];
+			any |= held[i];
+		}
+		if (any)
+			sm->bitmap_dirty[k] |= BM_HELD;
+	}
+	pthread_mutex_unlock(&sm->lock);
+}
+
+void smap_release_held(struct czfs_smap *sm, uint64_t k, const uint64_t *words)
+{
+	uint64_t *held, any = 0;
+
+	pthread_mutex_lock(&sm->lock);
+	held = smap_chunk(sm->held, k);
+	for (unsigned i = 0; i < SMAP_WORDS; i++) {
+		uint64_t first = k * SMAP_BITS + i * 64 +
+				 (uint64_t)__builtin_ctzll(words[i] | 1ull << 63);
+
+		/* lowest first, as czfs_smap_committed does for freed ones */
+		if (words[i] && first < sm->cursor)
+			sm->cursor = first;
+		held[i] &= ~words[i];
+		any |= held[i];
+	}
+	if (!any)
+		sm->bitmap_dirty[k] &= ~BM_HELD;
 	pthread_mutex_unlock(&sm->lock);
 }
 

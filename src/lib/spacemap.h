@@ -36,6 +36,9 @@ struct czfs_smap {
 					 * in the bitmap; kept in the checkpoint) */
 	uint64_t *cur;
 	uint64_t *committed;
+	uint64_t *held;			/* freed by a durable checkpoint, not yet
+					 * punched: free, but not allocatable
+					 * (czfs_smap_hold_freed) */
 	uint64_t cursor;		/* next-fit search start */
 	uint64_t low_freed;		/* lowest block freed since the last
 					 * commit, 0 = none */
@@ -130,5 +133,13 @@ int czfs_smap_write(struct czfs_smap *sm, struct czfs_bdev *bdev,
  * and the cursor goes back to the lowest block freed meanwhile.
  */
 void czfs_smap_committed(struct czfs_smap *sm);
+
+/*
+ * Just before czfs_smap_committed: the blocks freed since the last commit
+ * are held, free but not allocatable until a discard pass has punched and
+ * released them (czfs_smap_discard_held), so that the punch may run after
+ * the commit's locks are let go.
+ */
+void czfs_smap_hold_freed(struct czfs_smap *sm);
 
 #endif /* CZFS_SPACEMAP_H */

@@ -18,6 +18,7 @@
 #define BM_DIRTY	0x01
 #define BM_PENDING	0x02
 #define BM_MOVED	0x04
+#define BM_HELD		0x08	/* some of its blocks are held */
 
 /* Per index block during a write. */
 #define IX_NEED		0x01	/* one of its bitmap blocks moved */
@@ -33,6 +34,9 @@ uint64_t *smap_chunk(uint64_t *map, uint64_t k);
 /* Allocation and freeing with sm->lock held. */
 int smap_alloc_locked(struct czfs_smap *sm, uint64_t n, uint64_t *blkaddr);
 void smap_free_locked(struct czfs_smap *sm, uint64_t start, uint64_t n);
+/* Give back the held blocks of chunk k that words (SMAP_WORDS) names:
+ * allocatable again. */
+void smap_release_held(struct czfs_smap *sm, uint64_t k, const uint64_t *words);
 /* Size a map for max_blocks (arrays, allocator callbacks). */
 int smap_setup(struct czfs_smap *sm, uint64_t max_blocks);
 

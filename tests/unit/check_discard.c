@@ -50,7 +50,8 @@ static struct czfs_bdev *map_on_device(uint64_t dev_blocks, uint64_t map_blocks,
 	return b;
 }
 
-/* Run a discard pass of freed blocks; the one punch it must make. */
+/* The commit's steps: the freed blocks held, committed, then punched and
+ * released by a discard pass; the one punch it must make. */
 static void expect_one_punch(struct czfs_smap *sm, struct czfs_bdev *b,
 			     uint64_t start, uint64_t n)
 {
@@ -58,7 +59,9 @@ static void expect_one_punch(struct czfs_smap *sm, struct czfs_bdev *b,
 	const struct czfs_bdev_req *p;
 
 	czfs_bdev_mem_clear_log(b);
-	ck_assert_int_eq(czfs_smap_discard_freed(sm, b, &st), 0);
+	czfs_smap_hold_freed(sm);
+	czfs_smap_committed(sm);
+	ck_assert_int_eq(czfs_smap_discard_held(sm, b, &st), 0);
 	ck_assert_uint_eq(punches(b, &p), 1);
 	ck_assert_uint_eq(p->off, start * BS);
 	ck_assert_uint_eq(p->len, n * BS);
@@ -87,10 +90,11 @@ START_TEST(freed_blocks_punched_once_merged)
 	/* then: one request covers both, and they read as zeros */
 	expect_one_punch(&sm, b, c, 12);
 	ck_assert(czfs_is_zero(czfs_bdev_mem_data(b) + c * BS, 12 * BS));
-	/* and: once committed, nothing is left to punch */
+	/* and: at the next commit, nothing is left to punch */
+	czfs_smap_hold_freed(&sm);
 	czfs_smap_committed(&sm);
 	czfs_bdev_mem_clear_log(b);
-	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
+	ck_assert_int_eq(czfs_smap_discard_held(&sm, b, &st), 0);
 	ck_assert_uint_eq(punches(b, &p), 0);
 	/* and: blocks still in use are never punched */
 	ck_assert(czfs_smap_test(&sm, a));
@@ -99,21 +103,55 @@ START_TEST(freed_blocks_punched_once_merged)
 }
 END_TEST
 
-/* Written and freed between two checkpoints: punched after the second. */
+/* Written and freed between two checkpoints: punched after the second,
+ * and reused only once punched. */
 START_TEST(allocated_and_freed_between_commits)
 {
+	struct czfs_discard_stats st = { 0 };
 	struct czfs_smap sm;
 	struct czfs_bdev *b = map_on_device(1000, 1000, &sm);
-	uint64_t a;
+	uint64_t a, other;
 
 	czfs_smap_committed(&sm);
 	a = smap_alloc_ok(&sm, 16);
 	czfs_smap_free(&sm, a, 16);
 	/* not reusable before the commit: it may hold data on the host */
-	ck_assert_uint_ne(smap_alloc_ok(&sm, 16), a);
-	expect_one_punch(&sm, b, a, 16);
+	other = smap_alloc_ok(&sm, 16);
+	ck_assert_uint_ne(other, a);
+	czfs_smap_free(&sm, other, 16);
+	/* nor after it, while held for its punch */
+	czfs_smap_hold_freed(&sm);
 	czfs_smap_committed(&sm);
+	other = smap_alloc_ok(&sm, 16);
+	ck_assert(other >= a + 32);
+	czfs_smap_free(&sm, other, 16);
+	ck_assert_int_eq(czfs_smap_discard_held(&sm, b, &st), 0);
+	ck_assert_uint_eq(st.blocks, 32);
+	ck_assert_uint_eq(st.ranges, 1);
+	/* punched and released: the lowest is taken first again */
 	ck_assert_uint_eq(smap_alloc_ok(&sm, 16), a);
+	czfs_smap_destroy(&sm);
+	czfs_bdev_close(b);
+}
+END_TEST
+
+/* Without a device (discard off, or after an error) held blocks are
+ * released unpunched: they never stay unallocatable. */
+START_TEST(held_released_without_device)
+{
+	struct czfs_discard_stats st = { 0 };
+	struct czfs_smap sm;
+	struct czfs_bdev *b = map_on_device(1000, 1000, &sm);
+	uint64_t a;
+
+	a = smap_alloc_ok(&sm, 8);
+	czfs_smap_committed(&sm);
+	czfs_smap_free(&sm, a, 8);
+	czfs_smap_hold_freed(&sm);
+	czfs_smap_committed(&sm);
+	ck_assert_int_eq(czfs_smap_discard_held(&sm, NULL, &st), 0);
+	ck_assert_uint_eq(st.blocks, 0);
+	ck_assert_uint_eq(smap_alloc_ok(&sm, 8), a);
 	czfs_smap_destroy(&sm);
 	czfs_bdev_close(b);
 }
@@ -153,6 +191,14 @@ START_TEST(runs_across_words_and_chunks)
 		{ 3, 1 }, { 60, 3 }, { 64, 64 }, { 130, 300 },
 		{ 32760, 20 }, { 32790, 1 }, { 60000, 10000 },
 	};
+	/* the requests: one per range, but a range across a bitmap chunk
+	 * (32768 blocks) is cut there, as each chunk is released once its
+	 * own punches are done */
+	static const uint64_t want[][2] = {
+		{ 3, 1 }, { 60, 3 }, { 64, 64 }, { 130, 300 },
+		{ 32760, 8 }, { 32768, 12 }, { 32790, 1 },
+		{ 60000, 5536 }, { 65536, 4464 },
+	};
 	struct czfs_smap sm;
 	struct czfs_bdev *b;
 
@@ -162,21 +208,23 @@ START_TEST(runs_across_words_and_chunks)
 	for (unsigned i = 0; i < ARRAY_SIZE(cases); i++)
 		czfs_smap_free(&sm, cases[i][0], cases[i][1]);
 	czfs_bdev_mem_clear_log(b);
+	czfs_smap_hold_freed(&sm);
+	czfs_smap_committed(&sm);
 	{
 		struct czfs_discard_stats st = { 0 };
 		const struct czfs_bdev_req *log, *p;
 		size_t n, k = 0;
 
-		ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
-		/* each freed range exactly, in order: one word apart or one
-		 * chunk across, a range is one request */
-		ck_assert_uint_eq(punches(b, &p), ARRAY_SIZE(cases));
+		ck_assert_int_eq(czfs_smap_discard_held(&sm, b, &st), 0);
+		/* each freed range exactly, in order: one word apart is one
+		 * request */
+		ck_assert_uint_eq(punches(b, &p), ARRAY_SIZE(want));
 		log = czfs_bdev_mem_log(b, &n);
 		for (size_t i = 0; i < n; i++) {
 			if (log[i].op != 'p')
 				continue;
-			ck_assert_uint_eq(log[i].off, cases[k][0] * BS);
-			ck_assert_uint_eq(log[i].len, cases[k][1] * BS);
+			ck_assert_uint_eq(log[i].off, want[k][0] * BS);
+			ck_assert_uint_eq(log[i].len, want[k][1] * BS);
 			k++;
 		}
 	}
@@ -312,6 +360,7 @@ static Suite *discard_suite(void)
 	tcase_add_checked_fixture(tc, smap_test_setup, smap_test_teardown);
 	tcase_add_test(tc, freed_blocks_punched_once_merged);
 	tcase_add_test(tc, allocated_and_freed_between_commits);
+	tcase_add_test(tc, held_released_without_device);
 	tcase_add_test(tc, trim_punches_every_free_range);
 	tcase_add_test(tc, runs_across_words_and_chunks);
 	tcase_add_test(tc, commit_punches_after_the_checkpoint);
