@@ -498,6 +498,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 	int err;
 
 	pthread_mutex_init(&dm->open_lock, NULL);
+	czfs_rdplus_init(&dm->rdp);
 	err = czfs_fs_open(dm->opts.image, &fo, &dm->fs);
 	if (!err && !dm->opts.ro)
 		err = mount_rw(dm);
@@ -559,6 +560,7 @@ static void daemon_teardown(struct czfs_daemon *dm)
 	czfs_pcache_destroy(dm->pc);
 	czfs_pool_destroy(dm->pool);
 	czfs_fs_close(dm->fs);
+	czfs_rdplus_destroy(&dm->rdp);
 }
 
 static int run_session(struct czfs_daemon *dm, struct fuse_args *args,

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "minode.h"
 #include "ops.h"
+#include "rdplus.h"
 #include "util.h"
 
 struct rd_ctx {
@@ -19,20 +20,30 @@ struct rd_ctx {
 	char *buf;
 	size_t size, pos;
 	bool plus;
+	enum czfs_rdplus_mode mode;	/* a READDIRPLUS: which entries carry
+					 * attributes (rdplus.h) */
+	uint64_t dir;
 	int err;
 	struct czfs_minode *unused;	/* put once fs->lock is dropped */
 };
+
+/* Whether an entry of a READDIRPLUS goes with its attributes: always a
+ * directory's (every walk looks it up to descend into it). */
+static bool rd_with_attrs(enum czfs_rdplus_mode mode, unsigned dtype)
+{
+	return mode == CZFS_RDPLUS_ATTRS || dtype == DT_DIR;
+}
 
 /* Add one entry; returns 1 when the buffer is full. */
 static int rd_add(struct rd_ctx *rc, const char *name, uint64_t ino,
 		  unsigned dtype, uint64_t next)
 {
 	struct fuse_entry_param e = { 0 };
+	struct czfs_minode *mi = NULL;
+	bool entry = rc->plus && strcmp(name, ".") && strcmp(name, "..");
 	size_t need;
 
-	struct czfs_minode *mi = NULL;
-
-	if (rc->plus && strcmp(name, ".") && strcmp(name, "..")) {
+	if (entry && rd_with_attrs(rc->mode, dtype)) {
 		struct czfs_inode_info ii;
 
 		rc->err = czfs_mi_get(rc->dm, ino, true, &mi);
@@ -61,6 +72,15 @@ static int rd_add(struct rd_ctx *rc, const char *name, uint64_t ino,
 		/* the kernel holds the entry now: this put cannot free it */
 		czfs_mi_lookup(rc->dm, mi, 1);
 		czfs_mi_put(rc->dm, mi);
+		atomic_fetch_add_explicit(&rc->dm->st.list_attrs, 1,
+					  memory_order_relaxed);
+	} else if (entry) {
+		atomic_fetch_add_explicit(&rc->dm->st.list_bare, 1,
+					  memory_order_relaxed);
+		if (rc->mode == CZFS_RDPLUS_PROBE) {
+			czfs_rdplus_probe_sent(&rc->dm->rdp, rc->dir, ino);
+			rc->mode = CZFS_RDPLUS_ATTRS;	/* one probe */
+		}
 	}
 	return 0;
 }
@@ -99,8 +119,14 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 {
 	struct rd_ctx rc = {
 		.dm = req_daemon(req), .req = req, .size = size, .plus = plus,
+		.mode = CZFS_RDPLUS_ATTRS, .dir = ino,
 	};
 	int err;
+
+	/* a read-write mount's kernel asks for attributes when it wants them
+	 * (READDIRPLUS_AUTO) */
+	if (plus && rc.dm->opts.ro)
+		rc.mode = czfs_rdplus_listing(&rc.dm->rdp, ino);
 
 	rc.buf = malloc(size);
 	if (!rc.buf) {
