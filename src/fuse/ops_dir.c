@@ -99,19 +99,24 @@ static int do_readdir(struct rd_ctx *rc, fuse_ino_t ino, off_t off)
 	struct czfs_inode_info dir;
 	int err;
 
-	err = czfs_inode_read(&rc->dm->fs->tree, ino, &dir);
+	/* the kernel holds the directory: its in-memory inode, no tree walk */
+	err = czfs_fuse_read_inode(rc->dm, ino, &dir);
 	if (err)
 		return err;
 	if (!S_ISDIR(dir.mode))
 		return -ENOTDIR;
+	pthread_rwlock_rdlock(&rc->dm->fs->lock);
 	if (off < CZFS_DIR_COOKIE_DOT &&
 	    rd_add(rc, ".", ino, DT_DIR, CZFS_DIR_COOKIE_DOT))
-		return rc->err;
-	if (off < CZFS_DIR_COOKIE_DOTDOT &&
-	    rd_add(rc, "..", dir.parent, DT_DIR, CZFS_DIR_COOKIE_DOTDOT))
-		return rc->err;
-	err = czfs_dir_iterate(rc->dm->fs, ino, (uint64_t)off, rd_fill, rc);
-	return err ? err : rc->err;
+		err = rc->err;
+	else if (off < CZFS_DIR_COOKIE_DOTDOT &&
+		 rd_add(rc, "..", dir.parent, DT_DIR, CZFS_DIR_COOKIE_DOTDOT))
+		err = rc->err;
+	else
+		err = czfs_dir_iterate(rc->dm->fs, ino, (uint64_t)off, rd_fill, rc) ?:
+		      rc->err;
+	pthread_rwlock_unlock(&rc->dm->fs->lock);
+	return err;
 }
 
 static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
@@ -133,9 +138,7 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	pthread_rwlock_rdlock(&rc.dm->fs->lock);
 	err = do_readdir(&rc, ino, off);
-	pthread_rwlock_unlock(&rc.dm->fs->lock);
 	if (rc.unused)
 		czfs_mi_put(rc.dm, rc.unused);
 	/* Entries already added are valid even if a later one failed. */
