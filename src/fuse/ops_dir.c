@@ -23,6 +23,7 @@ struct rd_ctx {
 	enum czfs_rdplus_mode mode;	/* a READDIRPLUS: which entries carry
 					 * attributes (rdplus.h) */
 	uint64_t dir;
+	struct czfs_btree_hint hint;	/* the entries' inodes are together */
 	int err;
 	struct czfs_minode *unused;	/* put once fs->lock is dropped */
 };
@@ -46,7 +47,7 @@ static int rd_add(struct rd_ctx *rc, const char *name, uint64_t ino,
 	if (entry && rd_with_attrs(rc->mode, dtype)) {
 		struct czfs_inode_info ii;
 
-		rc->err = czfs_mi_get(rc->dm, ino, true, &mi);
+		rc->err = czfs_mi_get_near(rc->dm, ino, &rc->hint, &mi);
 		if (rc->err)
 			return 1;
 		czfs_mi_attr_shown(mi, &ii);	/* with its dirty data */
@@ -115,6 +116,7 @@ static int do_readdir(struct rd_ctx *rc, fuse_ino_t ino, off_t off)
 	else
 		err = czfs_dir_iterate(rc->dm->fs, ino, (uint64_t)off, rd_fill, rc) ?:
 		      rc->err;
+	czfs_btree_hint_release(&rc->dm->fs->tree, &rc->hint);
 	pthread_rwlock_unlock(&rc->dm->fs->lock);
 	return err;
 }

@@ -573,6 +573,60 @@ START_TEST(damaged_node_in_the_middle)
 }
 END_TEST
 
+/* Lookups through a leaf hint answer as plain ones, for keys present and
+ * absent, in order or not; keys in order walk from the root about once a
+ * leaf, not once a key. */
+START_TEST(lookup_near_hint)
+{
+	struct czfs_btree_hint h = { 0 };
+	struct czfs_nodecache_stats st0, st1;
+	uint8_t buf[CZFS_BLOCK_SIZE], want[CZFS_BLOCK_SIZE];
+	struct model m = { 0 };
+	uint64_t rng = 3;
+	struct env e;
+
+	/* given a three-level tree in a warm cache */
+	env_init(&e, MAXB, 100000);
+	build(&e, 20000, &m, 2);
+	model_check_lookups(&m, &e.t, &rng);
+
+	/* when every key is looked up in order through one hint */
+	czfs_nodecache_stats(e.nc, &st0);
+	for (size_t i = 0; i < m.n; i++) {
+		const struct mitem *it = &m.v[i];
+
+		ck_assert_int_eq(czfs_btree_lookup_near(&e.t, &it->key, buf,
+							sizeof(buf), &h),
+				 (int)it->size);
+		ck_assert(tv_equal(&it->key, it->salt, buf, it->size));
+	}
+	czfs_nodecache_stats(e.nc, &st1);
+
+	/* then most found the last leaf (a walk of three levels each: 3n) */
+	ck_assert_uint_lt(st1.hits + st1.misses - st0.hits - st0.misses, m.n / 4);
+
+	/* and keys absent, or far from the hint's leaf, answer as plainly */
+	for (unsigned i = 0; i < 4000; i++) {
+		const struct mitem *it = &m.v[tl_below(&rng, (unsigned)m.n)];
+		struct czfs_key k = it->key;
+		int plain;
+
+		if (i & 1)
+			k.offset += 1 + tl_below(&rng, 3);
+		plain = czfs_btree_lookup(&e.t, &k, want, sizeof(want));
+		ck_assert_int_eq(czfs_btree_lookup_near(&e.t, &k, buf,
+							sizeof(buf), &h), plain);
+		if (plain > 0)
+			ck_assert_mem_eq(buf, want, (size_t)plain);
+	}
+	czfs_btree_hint_release(&e.t, &h);
+	for (unsigned i = 0; i < CZFS_BTREE_HINT_LEAVES; i++)
+		ck_assert_ptr_null(h.leaf[i]);
+	model_free(&m);
+	env_destroy(&e);
+}
+END_TEST
+
 /* Node readahead (read-only images): a cold walk of a bulk-loaded tree is
  * a few aligned window reads, not one read per node; the results are the
  * same, and a damaged node in a window is still found when asked for. */
@@ -823,6 +877,7 @@ int main(void)
 	tcase_add_loop_test(tc, cache_parallel_readers, 0, 3);
 	tcase_add_loop_test(tc, damaged_node_in_the_middle, 0, D_COUNT);
 	tcase_add_loop_test(tc, cached_nodes_checked_against_pointers, 0, 3);
+	tcase_add_test(tc, lookup_near_hint);
 	tcase_add_test(tc, readahead_reads_windows);
 	tcase_add_test(tc, readahead_window_read_once);
 	tcase_add_test(tc, random_tree_damage_never_crashes);
