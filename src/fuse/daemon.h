@@ -103,6 +103,9 @@ struct czfs_daemon_stats {
 	atomic_ullong packed_files;	/* files written back into them */
 	atomic_ullong list_attrs;	/* READDIRPLUS entries with attributes */
 	atomic_ullong list_bare;	/* and without (rdplus.h) */
+	atomic_ullong loop_handoffs;	/* requests the reader passed the
+					 * device on for (loop.h) */
+	atomic_ullong loop_threads;	/* threads of that loop */
 };
 
 struct czfs_daemon {

@@ -87,6 +87,10 @@ for alg in lz4 zstd; do
 	[ "$pushed" -ge $((nfiles / 2)) ] ||
 		fail "$alg: only $pushed of $nfiles files stored into the page cache"
 	[ "$(count "$T/walk.log" OPEN)" -le 1 ] || fail "$alg: OPEN requests"
+	# reads are passed on, to more than one thread
+	[ "$(stat_of fuse.loop_handoffs)" -ge "$reads" ] ||
+		fail "$alg: $(stat_of fuse.loop_handoffs) handoffs for $reads READ requests"
+	[ "$(stat_of fuse.loop_threads)" -ge 2 ] || fail "$alg: one thread served the reads"
 
 	note "$alg: a big file streams through the prefetch workers, two readers at once"
 	czfs_mount "$T/img" "$T/mnt" -o ro
@@ -146,7 +150,9 @@ done
 bare=$(stat_of dir.entries_bare)
 lookups=$(count_from LOOKUP "$from")
 listings=$(count_from READDIRPLUS "$from")
-note "find: $listings READDIRPLUS, $lookups LOOKUP, $bare entries without attributes, $(stat_of dir.entries_attrs) with"
+note "find: $listings READDIRPLUS, $lookups LOOKUP, $bare entries without attributes, $(stat_of dir.entries_attrs) with; $(stat_of fuse.loop_handoffs) handoffs, $(stat_of fuse.loop_threads) threads"
+# one thread answered the walk: it passed the device on only at INIT
+[ "$(stat_of fuse.loop_handoffs)" -le 2 ] || fail "find: the reader passed the device on $(stat_of fuse.loop_handoffs) times"
 [ "$bare" -ge $((nfiles / 2)) ] || fail "find: only $bare of $nfiles files listed without attributes"
 # (a directory comes with its attributes: find descends with no LOOKUP)
 [ "$lookups" -le 2 ] || fail "find: $lookups LOOKUP requests"
