@@ -17,6 +17,7 @@
 
 #include "iobatch.h"
 #include "latency.h"
+#include "rdplus.h"
 #include "remote.h"
 #include "window.h"
 
@@ -102,6 +103,11 @@ struct czfs_daemon_stats {
 					 * slot is free */
 	atomic_ullong packs_written;	/* packs of small files (wbpack.c) */
 	atomic_ullong packed_files;	/* files written back into them */
+	atomic_ullong list_attrs;	/* READDIRPLUS entries with attributes */
+	atomic_ullong list_bare;	/* and without (rdplus.h) */
+	atomic_ullong loop_handoffs;	/* requests the reader passed the
+					 * device on for (loop.h) */
+	atomic_ullong loop_threads;	/* threads of that loop */
 };
 
 struct czfs_daemon {
@@ -140,6 +146,7 @@ struct czfs_daemon {
 	uint64_t admit_free, admit_total;
 	atomic_bool ra_set;		/* kernel readahead applied */
 	struct czfs_remount *rm;	/* follows remount ro/rw (remount.c) */
+	struct czfs_rdplus rdp;		/* read-only: listings' attributes */
 	atomic_bool remounted_ro;	/* the kernel mount is read-only now */
 	struct czfs_daemon_stats st;
 };

@@ -11,6 +11,8 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/stats.c src/fuse/stats.h \
 	src/fuse/bdi.c src/fuse/bdi.h \
 	src/fuse/ops.h \
+	src/fuse/rdplus.c src/fuse/rdplus.h \
+	src/fuse/loop.c src/fuse/loop.h \
 	src/fuse/caller.c src/fuse/caller.h \
 	src/fuse/remount.c src/fuse/remount.h \
 	src/fuse/utab.c src/fuse/utab.h \

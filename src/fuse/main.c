@@ -15,12 +15,14 @@
 #include "daemon.h"
 #include "fs.h"
 #include "log.h"
+#include "loop.h"
 #include "minode.h"
 #include "ops.h"
 #include "pagepool.h"
 #include "remote.h"
 #include "remount.h"
 #include "stream.h"
+#include "url.h"
 #include "utab.h"
 #include "util.h"
 #include "writeback.h"
@@ -498,6 +500,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 	int err;
 
 	pthread_mutex_init(&dm->open_lock, NULL);
+	czfs_rdplus_init(&dm->rdp);
 	err = czfs_fs_open(dm->opts.image, &fo, &dm->fs);
 	if (!err && !dm->opts.ro)
 		err = mount_rw(dm);
@@ -561,6 +564,7 @@ static void daemon_teardown(struct czfs_daemon *dm)
 	czfs_pcache_destroy(dm->pc);
 	czfs_pool_destroy(dm->pool);
 	czfs_fs_close(dm->fs);
+	czfs_rdplus_destroy(&dm->rdp);
 }
 
 static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
@@ -609,8 +613,13 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 	if (cli->max_idle_threads != UINT_MAX)
 		fuse_loop_cfg_set_idle_threads(lc, cli->max_idle_threads);
 	atomic_store(&dm->serving, true);
-	ret = cli->singlethread ? fuse_session_loop(se) :
-				  fuse_session_loop_mt(se, lc);
+	if (cli->singlethread)
+		ret = fuse_session_loop(se);
+	else if (dm->opts.ro && !cli->clone_fd &&
+		 czfs_url_kind(dm->opts.image) == CZFS_URL_NONE)
+		ret = czfs_loop_run(dm, cli->max_threads);	/* loop.h */
+	else
+		ret = fuse_session_loop_mt(se, lc);
 	atomic_store(&dm->serving, false);	/* the device may be gone */
 	ret = ret ? 1 : 0;
 	fuse_loop_cfg_destroy(lc);

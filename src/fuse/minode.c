@@ -72,9 +72,10 @@ static struct czfs_minode *find(struct czfs_itable *it, uint64_t ino)
 	return mi;
 }
 
-/* A new inode read from the tree, not in the table yet. */
+/* A new inode read from the tree (through h, if any), not in the table
+ * yet. */
 static int mi_load(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
-		   struct czfs_minode **out)
+		   struct czfs_btree_hint *h, struct czfs_minode **out)
 {
 	struct czfs_minode *mi = calloc(1, sizeof(*mi));
 	int err;
@@ -83,7 +84,7 @@ static int mi_load(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 		return -ENOMEM;
 	if (!fs_locked)
 		pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_inode_read(&dm->fs->tree, ino, &mi->ii);
+	err = czfs_inode_read_near(&dm->fs->tree, ino, &mi->ii, h);
 	if (!fs_locked)
 		pthread_rwlock_unlock(&dm->fs->lock);
 	if (err) {
@@ -97,8 +98,8 @@ static int mi_load(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 	return 0;
 }
 
-int czfs_mi_get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
-		struct czfs_minode **out)
+static int get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
+	       struct czfs_btree_hint *h, struct czfs_minode **out)
 {
 	struct czfs_itable *it = dm->it;
 	struct czfs_minode *mi, *fresh;
@@ -113,7 +114,7 @@ int czfs_mi_get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 		*out = mi;
 		return 0;
 	}
-	err = mi_load(dm, ino, fs_locked, &fresh);
+	err = mi_load(dm, ino, fs_locked, h, &fresh);
 	if (err)
 		return err;
 	pthread_mutex_lock(&it->lock);
@@ -130,6 +131,18 @@ int czfs_mi_get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 		mi_free(dm, fresh);
 	*out = mi;
 	return 0;
+}
+
+int czfs_mi_get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
+		struct czfs_minode **out)
+{
+	return get(dm, ino, fs_locked, NULL, out);
+}
+
+int czfs_mi_get_near(struct czfs_daemon *dm, uint64_t ino,
+		     struct czfs_btree_hint *h, struct czfs_minode **out)
+{
+	return get(dm, ino, true, h, out);
 }
 
 struct czfs_minode *czfs_mi_known(struct czfs_daemon *dm, uint64_t ino)

@@ -72,6 +72,10 @@ void czfs_itable_destroy(struct czfs_daemon *dm);
  */
 int czfs_mi_get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 		struct czfs_minode **out);
+/* The same under fs->lock, reading the tree through the caller's leaf
+ * hint (czfs_btree_lookup_near): a listing's entries. */
+int czfs_mi_get_near(struct czfs_daemon *dm, uint64_t ino,
+		     struct czfs_btree_hint *h, struct czfs_minode **out);
 /* Drop a reference; an inode nobody needs any more leaves the table (one
  * unlinked is destroyed in the tree first).  Takes fs->lock itself when it
  * must: never call it holding fs->lock. */

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "minode.h"
 #include "ops.h"
+#include "rdplus.h"
 #include "util.h"
 
 struct rd_ctx {
@@ -19,23 +20,34 @@ struct rd_ctx {
 	char *buf;
 	size_t size, pos;
 	bool plus;
+	enum czfs_rdplus_mode mode;	/* a READDIRPLUS: which entries carry
+					 * attributes (rdplus.h) */
+	uint64_t dir;
+	struct czfs_btree_hint hint;	/* the entries' inodes are together */
 	int err;
 	struct czfs_minode *unused;	/* put once fs->lock is dropped */
 };
+
+/* Whether an entry of a READDIRPLUS goes with its attributes: always a
+ * directory's (every walk looks it up to descend into it). */
+static bool rd_with_attrs(enum czfs_rdplus_mode mode, unsigned dtype)
+{
+	return mode == CZFS_RDPLUS_ATTRS || dtype == DT_DIR;
+}
 
 /* Add one entry; returns 1 when the buffer is full. */
 static int rd_add(struct rd_ctx *rc, const char *name, uint64_t ino,
 		  unsigned dtype, uint64_t next)
 {
 	struct fuse_entry_param e = { 0 };
+	struct czfs_minode *mi = NULL;
+	bool entry = rc->plus && strcmp(name, ".") && strcmp(name, "..");
 	size_t need;
 
-	struct czfs_minode *mi = NULL;
-
-	if (rc->plus && strcmp(name, ".") && strcmp(name, "..")) {
+	if (entry && rd_with_attrs(rc->mode, dtype)) {
 		struct czfs_inode_info ii;
 
-		rc->err = czfs_mi_get(rc->dm, ino, true, &mi);
+		rc->err = czfs_mi_get_near(rc->dm, ino, &rc->hint, &mi);
 		if (rc->err)
 			return 1;
 		czfs_mi_attr_shown(mi, &ii);	/* with its dirty data */
@@ -61,6 +73,15 @@ static int rd_add(struct rd_ctx *rc, const char *name, uint64_t ino,
 		/* the kernel holds the entry now: this put cannot free it */
 		czfs_mi_lookup(rc->dm, mi, 1);
 		czfs_mi_put(rc->dm, mi);
+		atomic_fetch_add_explicit(&rc->dm->st.list_attrs, 1,
+					  memory_order_relaxed);
+	} else if (entry) {
+		atomic_fetch_add_explicit(&rc->dm->st.list_bare, 1,
+					  memory_order_relaxed);
+		if (rc->mode == CZFS_RDPLUS_PROBE) {
+			czfs_rdplus_probe_sent(&rc->dm->rdp, rc->dir, ino);
+			rc->mode = CZFS_RDPLUS_ATTRS;	/* one probe */
+		}
 	}
 	return 0;
 }
@@ -79,19 +100,25 @@ static int do_readdir(struct rd_ctx *rc, fuse_ino_t ino, off_t off)
 	struct czfs_inode_info dir;
 	int err;
 
-	err = czfs_inode_read(&rc->dm->fs->tree, ino, &dir);
+	/* the kernel holds the directory: its in-memory inode, no tree walk */
+	err = czfs_fuse_read_inode(rc->dm, ino, &dir);
 	if (err)
 		return err;
 	if (!S_ISDIR(dir.mode))
 		return -ENOTDIR;
+	pthread_rwlock_rdlock(&rc->dm->fs->lock);
 	if (off < CZFS_DIR_COOKIE_DOT &&
 	    rd_add(rc, ".", ino, DT_DIR, CZFS_DIR_COOKIE_DOT))
-		return rc->err;
-	if (off < CZFS_DIR_COOKIE_DOTDOT &&
-	    rd_add(rc, "..", dir.parent, DT_DIR, CZFS_DIR_COOKIE_DOTDOT))
-		return rc->err;
-	err = czfs_dir_iterate(rc->dm->fs, ino, (uint64_t)off, rd_fill, rc);
-	return err ? err : rc->err;
+		err = rc->err;
+	else if (off < CZFS_DIR_COOKIE_DOTDOT &&
+		 rd_add(rc, "..", dir.parent, DT_DIR, CZFS_DIR_COOKIE_DOTDOT))
+		err = rc->err;
+	else
+		err = czfs_dir_iterate(rc->dm->fs, ino, (uint64_t)off, rd_fill, rc) ?:
+		      rc->err;
+	czfs_btree_hint_release(&rc->dm->fs->tree, &rc->hint);
+	pthread_rwlock_unlock(&rc->dm->fs->lock);
+	return err;
 }
 
 static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
@@ -99,17 +126,21 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 {
 	struct rd_ctx rc = {
 		.dm = req_daemon(req), .req = req, .size = size, .plus = plus,
+		.mode = CZFS_RDPLUS_ATTRS, .dir = ino,
 	};
 	int err;
+
+	/* a read-write mount's kernel asks for attributes when it wants them
+	 * (READDIRPLUS_AUTO) */
+	if (plus && rc.dm->opts.ro)
+		rc.mode = czfs_rdplus_listing(&rc.dm->rdp, ino);
 
 	rc.buf = malloc(size);
 	if (!rc.buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	pthread_rwlock_rdlock(&rc.dm->fs->lock);
 	err = do_readdir(&rc, ino, off);
-	pthread_rwlock_unlock(&rc.dm->fs->lock);
 	if (rc.unused)
 		czfs_mi_put(rc.dm, rc.unused);
 	/* Entries already added are valid even if a later one failed. */

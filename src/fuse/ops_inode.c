@@ -2,6 +2,7 @@
 /* Inode operations: lookup, getattr, readlink, statfs, xattrs, access. */
 #include "config.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,9 @@ static int do_lookup(struct czfs_daemon *dm, fuse_ino_t parent,
 		pthread_rwlock_rdlock(&dm->fs->lock);
 		err = czfs_dir_lookup(dm->fs, parent, name, strlen(name), &ino, &type);
 		pthread_rwlock_unlock(&dm->fs->lock);
+		/* a file's: a walk that stats may want listings' attributes */
+		if (!err && dm->opts.ro && type != DT_DIR)
+			czfs_rdplus_lookup(&dm->rdp, parent, ino);
 	}
 	if (!err) {
 		err = czfs_mi_get(dm, ino, false, &mi);

@@ -62,6 +62,10 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "pack.decodes %llu\n", ld(&s->pack_decodes));
 	put(o, "pack.written %llu\n", ld(&s->packs_written));
 	put(o, "pack.files %llu\n", ld(&s->packed_files));
+	put(o, "dir.entries_attrs %llu\n", ld(&s->list_attrs));
+	put(o, "dir.entries_bare %llu\n", ld(&s->list_bare));
+	put(o, "fuse.loop_handoffs %llu\n", ld(&s->loop_handoffs));
+	put(o, "fuse.loop_threads %llu\n", ld(&s->loop_threads));
 }
 
 static void cache_stats(struct out *o, struct czfs_daemon *dm)

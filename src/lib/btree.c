@@ -179,25 +179,82 @@ void czfs_btree_path_release(struct czfs_btree *t, struct czfs_btree_path *path)
 	path->levels = 0;
 }
 
-int czfs_btree_lookup(struct czfs_btree *t, const struct czfs_key *key,
-		      void *buf, unsigned cap)
+/* Copy the value at slot of leaf into buf; its size. */
+static int leaf_value(const void *leaf, unsigned slot, void *buf, unsigned cap)
 {
-	struct czfs_btree_path path;
-	struct czfs_key found;
-	const void *data;
 	unsigned size;
-	int ret = czfs_btree_descend(t, key, &path);
+	const void *data = czfs_leaf_data(leaf, slot, &size);
 
-	if (ret == 0) {
-		czfs_btree_item(&path, &found, &data, &size);
-		if (size && cap)
-			memcpy(buf, data, MIN(size, cap));
-		ret = (int)size;
-	} else if (ret == 1) {
+	if (size && cap)
+		memcpy(buf, data, MIN(size, cap));
+	return (int)size;
+}
+
+/* Whether key is inside the range of leaf (then it is there or nowhere). */
+static bool in_leaf(const struct czfs_node *leaf, const struct czfs_key *key)
+{
+	unsigned n = leaf ? czfs_node_nritems(leaf->data) : 0;
+	struct czfs_key k;
+
+	if (!n)
+		return false;
+	czfs_node_key(leaf->data, 0, &k);
+	if (czfs_key_cmp(key, &k) < 0)
+		return false;
+	czfs_node_key(leaf->data, n - 1, &k);
+	return czfs_key_cmp(key, &k) <= 0;
+}
+
+/* The hint's leaf whose range holds key, or NULL. */
+static const struct czfs_node *hint_leaf(const struct czfs_btree_hint *h,
+					 const struct czfs_key *key)
+{
+	for (unsigned i = 0; h && i < CZFS_BTREE_HINT_LEAVES; i++)
+		if (in_leaf(h->leaf[i], key))
+			return h->leaf[i];
+	return NULL;
+}
+
+int czfs_btree_lookup_near(struct czfs_btree *t, const struct czfs_key *key,
+			   void *buf, unsigned cap, struct czfs_btree_hint *h)
+{
+	const struct czfs_node *leaf = hint_leaf(h, key);
+	struct czfs_btree_path path;
+	unsigned slot;
+	bool exact;
+	int ret;
+
+	if (leaf) {
+		slot = czfs_leaf_lower_bound(leaf->data, key, &exact);
+		return exact ? leaf_value(leaf->data, slot, buf, cap) : -ENOENT;
+	}
+	ret = czfs_btree_descend(t, key, &path);
+	if (ret == 0)
+		ret = leaf_value(path.nodes[0]->data, path.slots[0], buf, cap);
+	else if (ret == 1)
 		ret = -ENOENT;
+	if (h && path.levels && path.nodes[0]) {	/* the hint takes the leaf */
+		czfs_node_put(t->nc, h->leaf[h->next]);
+		h->leaf[h->next] = path.nodes[0];
+		h->next = (h->next + 1) % CZFS_BTREE_HINT_LEAVES;
+		path.nodes[0] = NULL;
 	}
 	czfs_btree_path_release(t, &path);
 	return ret;
+}
+
+int czfs_btree_lookup(struct czfs_btree *t, const struct czfs_key *key,
+		      void *buf, unsigned cap)
+{
+	return czfs_btree_lookup_near(t, key, buf, cap, NULL);
+}
+
+void czfs_btree_hint_release(struct czfs_btree *t, struct czfs_btree_hint *h)
+{
+	for (unsigned i = 0; i < CZFS_BTREE_HINT_LEAVES; i++) {
+		czfs_node_put(t->nc, h->leaf[i]);
+		h->leaf[i] = NULL;
+	}
 }
 
 int czfs_btree_iterate(struct czfs_btree *t, const struct czfs_key *first,

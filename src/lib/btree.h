@@ -192,6 +192,25 @@ int czfs_btree_lookup(struct czfs_btree *t, const struct czfs_key *key,
 		      void *buf, unsigned cap);
 
 /*
+ * The leaves of a caller's last lookups, for lookups of keys near each
+ * other (the inodes of a directory's entries, which mkfs.czfs numbers
+ * together, come in name hash order, and share leaves with the files'
+ * cluster items): a key inside one leaf's range is looked up there, with
+ * no walk from the root.  It holds the leaves: valid only while the tree
+ * cannot change (the caller holds fs->lock from the first lookup to the
+ * release).  Zero it to start.
+ */
+#define CZFS_BTREE_HINT_LEAVES	4
+struct czfs_btree_hint {
+	struct czfs_node *leaf[CZFS_BTREE_HINT_LEAVES];
+	unsigned next;			/* the one a walk replaces */
+};
+/* czfs_btree_lookup through a hint (NULL: none), which it updates. */
+int czfs_btree_lookup_near(struct czfs_btree *t, const struct czfs_key *key,
+			   void *buf, unsigned cap, struct czfs_btree_hint *h);
+void czfs_btree_hint_release(struct czfs_btree *t, struct czfs_btree_hint *h);
+
+/*
  * Call fn for each item with first <= key <= last, in key order.  fn
  * returns 0 to go on, > 0 to stop (czfs_btree_iterate then returns that
  * value), < 0 to fail (returned as is).

@@ -117,8 +117,8 @@ void czfs_inode_encode(const struct czfs_inode_info *ii, struct czfs_inode *di)
 	di->prealloc = cpu_to_le64(ii->prealloc);
 }
 
-int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
-		    struct czfs_inode_info *ii)
+int czfs_inode_read_near(struct czfs_btree *t, uint64_t ino,
+			 struct czfs_inode_info *ii, struct czfs_btree_hint *h)
 {
 	struct czfs_key key = { ino, CZFS_ITEM_INODE, 0 };
 	struct czfs_inode di;
@@ -126,10 +126,16 @@ int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
 
 	if (ino < CZFS_ROOT_INO || ino > CZFS_MAX_INO)
 		return -ENOENT;
-	len = czfs_btree_lookup(t, &key, &di, sizeof(di));
+	len = czfs_btree_lookup_near(t, &key, &di, sizeof(di), h);
 	if (len < 0)
 		return len;
 	return czfs_inode_decode(&di, (unsigned)len, ino, ii);
+}
+
+int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
+		    struct czfs_inode_info *ii)
+{
+	return czfs_inode_read_near(t, ino, ii, NULL);
 }
 
 void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st)

@@ -10,6 +10,7 @@
 #include "czfs_fs.h"
 
 struct czfs_btree;
+struct czfs_btree_hint;
 
 struct czfs_inode_info {
 	uint64_t ino;
@@ -54,9 +55,12 @@ int czfs_inode_decode(const void *val, unsigned len, uint64_t ino,
 		      struct czfs_inode_info *ii);
 void czfs_inode_encode(const struct czfs_inode_info *ii, struct czfs_inode *di);
 
-/* Read inode ino from the tree: 0, -ENOENT, -EFSCORRUPTED or -EIO. */
+/* Read inode ino from the tree: 0, -ENOENT, -EFSCORRUPTED or -EIO;
+ * _near through a leaf hint (czfs_btree_lookup_near; NULL: none). */
 int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
 		    struct czfs_inode_info *ii);
+int czfs_inode_read_near(struct czfs_btree *t, uint64_t ino,
+			 struct czfs_inode_info *ii, struct czfs_btree_hint *h);
 
 /*
  * st_blocks counts the blocks, those fallocate set aside (as ext4 counts

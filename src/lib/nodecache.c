@@ -9,7 +9,8 @@
  * One mutex guards the table, the LRU and the counters.  A miss reads the
  * block without holding it, so readers of different nodes proceed in
  * parallel; if another thread inserted the same block meanwhile, its node
- * wins and ours is thrown away.
+ * wins and ours is thrown away.  A miss with readahead reads its window
+ * into the cache's one window buffer, under win_lock (taken before lock).
  */
 #include "config.h"
 
@@ -32,6 +33,13 @@ struct czfs_nodecache {
 	struct czfs_node *lru_head;	/* most recently used */
 	struct czfs_node *lru_tail;
 	unsigned ra_blocks;		/* readahead window, 0: none */
+	/* One buffer for every window read, so that a miss allocates no
+	 * 128 KiB (glibc maps and unmaps that much each time); its lock
+	 * also makes a thread missing a node of the window another thread
+	 * is reading wait and find it cached, instead of reading it again. */
+	pthread_mutex_t win_lock;
+	uint8_t *win;
+	size_t win_size;
 	unsigned long long hits, misses, evictions, ra_nodes;
 };
 
@@ -181,6 +189,7 @@ int czfs_nodecache_create(struct czfs_bdev *bdev, uint64_t max_blocks,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&nc->lock, NULL);
+	pthread_mutex_init(&nc->win_lock, NULL);
 	nc->bdev = bdev;
 	nc->max_blocks = max_blocks;
 	nc->max_nodes = max_nodes;
@@ -201,6 +210,8 @@ void czfs_nodecache_destroy(struct czfs_nodecache *nc)
 		}
 	}
 	free(nc->table);
+	free(nc->win);
+	pthread_mutex_destroy(&nc->win_lock);
 	pthread_mutex_destroy(&nc->lock);
 	free(nc);
 }
@@ -242,18 +253,19 @@ static int verify_cached(struct czfs_nodecache *nc, struct czfs_node *n,
 
 /*
  * Keep the sealed nodes of a readahead window that are not cached yet, as
- * clean unreferenced nodes; the one that was asked for (skip) is the
- * caller's.  A block that fails the full check is left out (logged).
+ * clean unreferenced nodes, the one that was asked for too: a thread that
+ * waited for the window then finds it (the asker's own copy loses to it).
+ * A block that fails the full check is left out (logged).
  */
 static void keep_window(struct czfs_nodecache *nc, const uint8_t *buf,
-			uint64_t first, unsigned n, uint64_t skip)
+			uint64_t first, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		const uint8_t *blk = buf + ((size_t)i << CZFS_BLOCK_SHIFT);
 		uint64_t addr = first + i;
 		struct czfs_node *node;
 
-		if (addr == skip || !czfs_node_is_sealed_at(blk, addr) ||
+		if (!czfs_node_is_sealed_at(blk, addr) ||
 		    czfs_node_check(blk, addr, 0, -1, nc->max_blocks))
 			continue;
 		pthread_mutex_lock(&nc->lock);
@@ -270,6 +282,62 @@ static void keep_window(struct czfs_nodecache *nc, const uint8_t *buf,
 	}
 }
 
+/* The window buffer, at least len bytes; NULL on -ENOMEM.  win_lock held. */
+static uint8_t *window_buf(struct czfs_nodecache *nc, size_t len)
+{
+	void *buf;
+
+	if (nc->win_size >= len)
+		return nc->win;
+	if (posix_memalign(&buf, CZFS_BLOCK_SIZE, len))
+		return NULL;
+	free(nc->win);
+	nc->win = buf;
+	nc->win_size = len;
+	return buf;
+}
+
+/* Copy the block at blkaddr out of the table if it is cached now (the
+ * window of a thread win_lock waited for); false if not. */
+static bool copy_cached(struct czfs_nodecache *nc, uint64_t blkaddr,
+			uint8_t *dst)
+{
+	struct czfs_node *n;
+
+	pthread_mutex_lock(&nc->lock);
+	n = hash_find(nc, blkaddr);
+	if (n)
+		memcpy(dst, n->data, CZFS_BLOCK_SIZE);
+	pthread_mutex_unlock(&nc->lock);
+	return n != NULL;
+}
+
+/*
+ * Read the window [first, end) around a missed node into the window buffer,
+ * n->data taking its block and the cache the window's other nodes.  Returns
+ * 0, -ENOMEM or the device's error; win_lock held.
+ */
+static int read_window(struct czfs_nodecache *nc, struct czfs_node *n,
+		       uint64_t first, uint64_t end)
+{
+	size_t len = (end - first) << CZFS_BLOCK_SHIFT;
+	uint8_t *buf;
+	int err;
+
+	if (copy_cached(nc, n->blkaddr, n->data))
+		return 0;
+	buf = window_buf(nc, len);
+	if (!buf)
+		return -ENOMEM;
+	err = czfs_bdev_read(nc->bdev, buf, len, first << CZFS_BLOCK_SHIFT);
+	if (err)
+		return err;
+	memcpy(n->data, buf + ((n->blkaddr - first) << CZFS_BLOCK_SHIFT),
+	       CZFS_BLOCK_SIZE);
+	keep_window(nc, buf, first, (unsigned)(end - first));
+	return 0;
+}
+
 /*
  * Read the block of a missed node into n->data: alone, or with its aligned
  * readahead window (inside the image) when one is set.
@@ -278,30 +346,20 @@ static int read_block(struct czfs_nodecache *nc, struct czfs_node *n)
 {
 	uint64_t blkaddr = n->blkaddr, first, end;
 	unsigned ra = nc->ra_blocks;
-	void *buf;
 	int err;
 
 	if (ra > 1) {
 		first = MAX(blkaddr & ~(uint64_t)(ra - 1), CZFS_FIRST_DATA_BLKADDR);
 		end = MIN(first + ra, MIN(nc->max_blocks,
 					  nc->bdev->size >> CZFS_BLOCK_SHIFT));
-		if (end > blkaddr + 1 &&
-		    !posix_memalign(&buf, CZFS_BLOCK_SIZE,
-				    (end - first) << CZFS_BLOCK_SHIFT)) {
-			err = czfs_bdev_read(nc->bdev, buf,
-					     (end - first) << CZFS_BLOCK_SHIFT,
-					     first << CZFS_BLOCK_SHIFT);
-			if (!err) {
-				memcpy(n->data, (uint8_t *)buf +
-				       ((blkaddr - first) << CZFS_BLOCK_SHIFT),
-				       CZFS_BLOCK_SIZE);
-				keep_window(nc, buf, first,
-					    (unsigned)(end - first), blkaddr);
-			}
-			free(buf);
+		if (end > blkaddr + 1) {
+			pthread_mutex_lock(&nc->win_lock);
+			err = read_window(nc, n, first, end);
+			pthread_mutex_unlock(&nc->win_lock);
 			if (!err)
 				return 0;
-			/* a window past a short image: the block alone */
+			/* no memory, or a window past a short image: the
+			 * block alone */
 		}
 	}
 	return czfs_bdev_read(nc->bdev, n->data, CZFS_BLOCK_SIZE,

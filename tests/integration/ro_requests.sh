@@ -1,7 +1,8 @@
 #!/bin/bash
 # A read-only mount costs about one FUSE request per file on a cold walk:
 # it declines open and close (-o opens=skip, the default), lists every
-# directory with attributes (READDIRPLUS throughout), and reads come with
+# directory with attributes (READDIRPLUS throughout; a walk that does not
+# stat files, find, gets them without: rdplus.h), and reads come with
 # no handle.  With readahead across files (-o tree_readahead, on by
 # default) most files are stored into the page cache before they are
 # asked for, and a walk costs far fewer requests than files.  The data
@@ -86,6 +87,10 @@ for alg in lz4 zstd; do
 	[ "$pushed" -ge $((nfiles / 2)) ] ||
 		fail "$alg: only $pushed of $nfiles files stored into the page cache"
 	[ "$(count "$T/walk.log" OPEN)" -le 1 ] || fail "$alg: OPEN requests"
+	# reads are passed on, to more than one thread
+	[ "$(stat_of fuse.loop_handoffs)" -ge "$reads" ] ||
+		fail "$alg: $(stat_of fuse.loop_handoffs) handoffs for $reads READ requests"
+	[ "$(stat_of fuse.loop_threads)" -ge 2 ] || fail "$alg: one thread served the reads"
 
 	note "$alg: a big file streams through the prefetch workers, two readers at once"
 	czfs_mount "$T/img" "$T/mnt" -o ro
@@ -127,6 +132,51 @@ for opt in -s "-o max_threads=2"; do
 	czfs_umount "$T/mnt"
 done
 
+# requests of the opcode logged after line FROM of the mount's log
+count_from() {
+	czfs_log "$T/mnt" | tail -n +"$2" | grep -cE "^unique: [0-9]+, opcode: $1 " || true
+}
+
+note "find needs names and types only: its listings give files without attributes"
+czfs_mount "$T/img" "$T/mnt" -o ro -d
+sync
+echo 3 >/proc/sys/vm/drop_caches
+from=$(( $(czfs_log "$T/mnt" | wc -l) + 1 ))
+for t in f d l; do
+	cmp <(cd "$T/src" && find . -type $t | sort) \
+	    <(cd "$T/mnt" && find . -type $t | sort) || fail "find -type $t: the names differ"
+done
+"$STAT" "$T/mnt" >"$T/stats" || fail "czfs-stat"
+bare=$(stat_of dir.entries_bare)
+lookups=$(count_from LOOKUP "$from")
+listings=$(count_from READDIRPLUS "$from")
+note "find: $listings READDIRPLUS, $lookups LOOKUP, $bare entries without attributes, $(stat_of dir.entries_attrs) with; $(stat_of fuse.loop_handoffs) handoffs, $(stat_of fuse.loop_threads) threads"
+# one thread answered the walk: it passed the device on only at INIT
+[ "$(stat_of fuse.loop_handoffs)" -le 2 ] || fail "find: the reader passed the device on $(stat_of fuse.loop_handoffs) times"
+[ "$bare" -ge $((nfiles / 2)) ] || fail "find: only $bare of $nfiles files listed without attributes"
+# (a directory comes with its attributes: find descends with no LOOKUP)
+[ "$lookups" -le 2 ] || fail "find: $lookups LOOKUP requests"
+# (two a directory; the kernel keeps the listings for the later walks)
+[ "$listings" -le $((ndirs * 4 + 10)) ] || fail "find: $listings listings of $ndirs directories"
+
+note "a walk that stats files brings the attributes back, and sees the right ones"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+from=$(( $(czfs_log "$T/mnt" | wc -l) + 1 ))
+attrs=$(stat_of dir.entries_attrs)
+# (the sizes of all but directories, which differ from the source's)
+attrs_of() {
+	(cd "$1" && find . -type d -printf '%y %m %p\n' -o -printf '%y %s %m %p\n' | sort)
+}
+cmp <(attrs_of "$T/src") <(attrs_of "$T/mnt") || fail "find -printf: the attributes differ"
+"$STAT" "$T/mnt" >"$T/stats" || fail "czfs-stat"
+lookups=$(count_from LOOKUP "$from")
+note "find -printf: $lookups LOOKUP, $(( $(stat_of dir.entries_attrs) - attrs )) entries with attributes"
+[ "$lookups" -le $((nfiles / 20)) ] || fail "find -printf: $lookups LOOKUP requests for $nfiles files"
+[ "$(stat_of dir.entries_attrs)" -ge $((attrs + nfiles / 2)) ] ||
+	fail "find -printf: the listings did not bring attributes back"
+czfs_umount "$T/mnt"
+
 note "-o opens=send: every open and close reaches the daemon"
 czfs_mount "$T/img" "$T/mnt" -o ro,opens=send -d
 sync
@@ -145,6 +195,9 @@ czfs_mount "$T/img" "$T/mnt" -d
 cat "$T/mnt/big/mixed" >/dev/null
 czfs_log "$T/mnt" >"$T/walk.log"
 [ "$(count "$T/walk.log" OPEN)" -ge 1 ] || fail "rw: no OPEN request"
+find "$T/mnt" -type f >/dev/null
+"$STAT" "$T/mnt" >"$T/stats" || fail "czfs-stat"
+[ "$(stat_of dir.entries_bare)" -eq 0 ] || fail "rw: entries listed without attributes"
 czfs_umount "$T/mnt"
 
 note "a bad value is refused"

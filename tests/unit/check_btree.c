@@ -422,27 +422,34 @@ static void *reader(void *p)
 	return NULL;
 }
 
-START_TEST(cache_parallel_readers)
+/* Four readers of t at once, seeds seed..seed+3; every lookup right. */
+static void run_readers(struct czfs_btree *t, const struct model *m,
+			uint64_t seed)
 {
-	static const unsigned budgets[] = { 2, 64, 100000 };
 	struct reader_arg args[4];
 	pthread_t th[4];
-	struct model m = { 0 };
-	struct czfs_nodecache_stats st;
-	struct env e;
 
-	/* given readers sharing one tree and one cache */
-	env_init(&e, MAXB, budgets[_i]);
-	build(&e, 20000, &m, 2);
 	for (unsigned i = 0; i < 4; i++) {
-		args[i] = (struct reader_arg){ &e.t, &m, i + 1, 0 };
+		args[i] = (struct reader_arg){ t, m, seed + i, 0 };
 		ck_assert_int_eq(pthread_create(&th[i], NULL, reader, &args[i]), 0);
 	}
-	/* then every lookup is right */
 	for (unsigned i = 0; i < 4; i++) {
 		pthread_join(th[i], NULL);
 		ck_assert_uint_eq(args[i].errors, 0);
 	}
+}
+
+START_TEST(cache_parallel_readers)
+{
+	static const unsigned budgets[] = { 2, 64, 100000 };
+	struct model m = { 0 };
+	struct czfs_nodecache_stats st;
+	struct env e;
+
+	/* given readers sharing one tree and one cache, every lookup right */
+	env_init(&e, MAXB, budgets[_i]);
+	build(&e, 20000, &m, 2);
+	run_readers(&e.t, &m, 1);
 	czfs_nodecache_stats(e.nc, &st);
 	ck_assert_uint_le(st.nodes, budgets[_i]);
 	ck_assert_uint_ge(st.hits + st.misses, 4 * 6000 * (e.t.root_level + 1));
@@ -566,6 +573,60 @@ START_TEST(damaged_node_in_the_middle)
 }
 END_TEST
 
+/* Lookups through a leaf hint answer as plain ones, for keys present and
+ * absent, in order or not; keys in order walk from the root about once a
+ * leaf, not once a key. */
+START_TEST(lookup_near_hint)
+{
+	struct czfs_btree_hint h = { 0 };
+	struct czfs_nodecache_stats st0, st1;
+	uint8_t buf[CZFS_BLOCK_SIZE], want[CZFS_BLOCK_SIZE];
+	struct model m = { 0 };
+	uint64_t rng = 3;
+	struct env e;
+
+	/* given a three-level tree in a warm cache */
+	env_init(&e, MAXB, 100000);
+	build(&e, 20000, &m, 2);
+	model_check_lookups(&m, &e.t, &rng);
+
+	/* when every key is looked up in order through one hint */
+	czfs_nodecache_stats(e.nc, &st0);
+	for (size_t i = 0; i < m.n; i++) {
+		const struct mitem *it = &m.v[i];
+
+		ck_assert_int_eq(czfs_btree_lookup_near(&e.t, &it->key, buf,
+							sizeof(buf), &h),
+				 (int)it->size);
+		ck_assert(tv_equal(&it->key, it->salt, buf, it->size));
+	}
+	czfs_nodecache_stats(e.nc, &st1);
+
+	/* then most found the last leaf (a walk of three levels each: 3n) */
+	ck_assert_uint_lt(st1.hits + st1.misses - st0.hits - st0.misses, m.n / 4);
+
+	/* and keys absent, or far from the hint's leaf, answer as plainly */
+	for (unsigned i = 0; i < 4000; i++) {
+		const struct mitem *it = &m.v[tl_below(&rng, (unsigned)m.n)];
+		struct czfs_key k = it->key;
+		int plain;
+
+		if (i & 1)
+			k.offset += 1 + tl_below(&rng, 3);
+		plain = czfs_btree_lookup(&e.t, &k, want, sizeof(want));
+		ck_assert_int_eq(czfs_btree_lookup_near(&e.t, &k, buf,
+							sizeof(buf), &h), plain);
+		if (plain > 0)
+			ck_assert_mem_eq(buf, want, (size_t)plain);
+	}
+	czfs_btree_hint_release(&e.t, &h);
+	for (unsigned i = 0; i < CZFS_BTREE_HINT_LEAVES; i++)
+		ck_assert_ptr_null(h.leaf[i]);
+	model_free(&m);
+	env_destroy(&e);
+}
+END_TEST
+
 /* Node readahead (read-only images): a cold walk of a bulk-loaded tree is
  * a few aligned window reads, not one read per node; the results are the
  * same, and a damaged node in a window is still found when asked for. */
@@ -635,6 +696,50 @@ START_TEST(readahead_reads_windows)
 	ck_assert_int_eq(czfs_btree_lookup(&e.t, &target, NULL, 0),
 			 (int)build_size(0));
 	free(reach);
+	model_free(&m);
+	env_destroy(&e);
+}
+END_TEST
+
+/* Readers missing nodes of one window at once: the window is read once
+ * (the others wait for it and find their nodes cached), into the cache's
+ * one buffer, and every lookup is right. */
+START_TEST(readahead_window_read_once)
+{
+	const struct czfs_bdev_req *log;
+	struct model m = { 0 };
+	size_t nlog, reads = 0;
+	unsigned *per_window;
+	struct env e;
+
+	/* given a bulk-loaded tree in a cold cache with 32-block windows */
+	env_init(&e, MAXB, 100000);
+	build(&e, 20000, &m, 2);
+	env_reopen(&e);
+	czfs_nodecache_set_readahead(e.nc, 32);
+	czfs_bdev_mem_clear_log(e.bdev);
+
+	/* when four threads look keys up in it together */
+	run_readers(&e.t, &m, 11);
+
+	/* then no window was read twice */
+	per_window = calloc(MAXB / 32 + 1, sizeof(*per_window));
+	ck_assert_ptr_nonnull(per_window);
+	log = czfs_bdev_mem_log(e.bdev, &nlog);
+	for (size_t i = 0; i < nlog; i++) {
+		uint64_t w = log[i].off / CZFS_BLOCK_SIZE / 32;
+
+		/* (the last node of the device is read alone) */
+		if (log[i].op != 'r' || log[i].len == CZFS_BLOCK_SIZE)
+			continue;
+		reads++;
+		ck_assert_uint_lt(w, MAXB / 32 + 1);
+		if (++per_window[w] > 1)
+			ck_abort_msg("window %llu read twice",
+				     (unsigned long long)w);
+	}
+	ck_assert_uint_gt(reads, 1);
+	free(per_window);
 	model_free(&m);
 	env_destroy(&e);
 }
@@ -772,7 +877,9 @@ int main(void)
 	tcase_add_loop_test(tc, cache_parallel_readers, 0, 3);
 	tcase_add_loop_test(tc, damaged_node_in_the_middle, 0, D_COUNT);
 	tcase_add_loop_test(tc, cached_nodes_checked_against_pointers, 0, 3);
+	tcase_add_test(tc, lookup_near_hint);
 	tcase_add_test(tc, readahead_reads_windows);
+	tcase_add_test(tc, readahead_window_read_once);
 	tcase_add_test(tc, random_tree_damage_never_crashes);
 	tcase_add_test(tc, extreme_keys);
 	suite_add_tcase(s, tc);
