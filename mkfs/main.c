@@ -377,16 +377,23 @@ out_msg:
  * Create the image with the stop signals held back: a handler that
  * removed the file between two opens with O_CREAT would see it come back.
  */
-static int open_image(struct mk_run *r)
+static void hold_stop_signals(sigset_t *old)
 {
-	sigset_t stop, old;
-	int err;
+	sigset_t stop;
 
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	pthread_sigmask(SIG_BLOCK, &stop, old);
+}
+
+static int open_image(struct mk_run *r)
+{
+	sigset_t old;
+	int err;
+
+	hold_stop_signals(&old);
 	err = create_image(r);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
@@ -480,6 +487,13 @@ static int run(struct mk_run *r)
 	czfs_bdev_close(r->bdev);
 	if (err && r->created)
 		unlink(r->o.image);
+	/*
+	 * A finished image is kept: a stop signal from here on stays pending
+	 * and dies with the process, which exits 0.  Killed (143) therefore
+	 * always means no image.
+	 */
+	if (!err)
+		hold_stop_signals(NULL);
 	created_image = NULL;
 	if (!err && !r->o.quiet)
 		mk_progress_summary(&r->pr, r->tree.nfiles, r->tree.ndirs,

@@ -118,7 +118,7 @@ out:
 static int discard_pass(struct czfs_smap *sm, struct czfs_bdev *bdev,
 			enum pass pass, struct czfs_discard_stats *st)
 {
-	struct punch_acc a = { .bdev = bdev, .st = st, .err = bdev ? 0 : 1 };
+	struct punch_acc a = { .bdev = bdev, .st = st };
 	uint64_t *words = malloc(CZFS_BLOCK_SIZE), limit, nr;
 
 	if (!words)
@@ -143,7 +143,7 @@ static int discard_pass(struct czfs_smap *sm, struct czfs_bdev *bdev,
 	}
 	acc_flush(&a);
 	free(words);
-	return bdev ? a.err : 0;
+	return a.err;
 }
 
 int czfs_smap_discard_held(struct czfs_smap *sm, struct czfs_bdev *bdev,
