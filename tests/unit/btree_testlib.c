@@ -4,8 +4,10 @@
 
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bdev.h"
+#include "btree_int.h"
 #include "btree_testlib.h"
 #include "util.h"
 
@@ -507,4 +509,115 @@ void run_op(struct env *e, struct model *m, const struct op *op)
 		  (unsigned long long)op->key.offset, op->size, ret, want);
 	if (!want)
 		model_apply(m, op, true);
+}
+
+/* ---- bulk-built trees and their damage ------------------------------- */
+
+struct czfs_key tl_build_key(unsigned i)
+{
+	return (struct czfs_key){ i / 4, (uint8_t)(1 + i % 4),
+				 (uint64_t)i * 7919u % 100000u };
+}
+
+unsigned tl_build_size(unsigned i)
+{
+	if (i % 97 == 1)
+		return CZFS_MAX_ITEM_SIZE;
+	if (i % 97 == 50)
+		return 1000 + i % 3000;
+	if (i % 13 == 0)
+		return 200 + i % 500;
+	return i % 50;
+}
+
+void env_build_n(struct env *e, unsigned n, struct model *m, uint64_t gen)
+{
+	struct model local = { 0 };
+
+	if (!m)
+		m = &local;
+	for (unsigned i = 0; i < n; i++) {
+		struct czfs_key k = tl_build_key(i);
+
+		model_set(m, &k, tl_build_size(i), 0);
+	}
+	env_build(e, m, gen);
+	model_free(&local);
+}
+
+int tl_count_fn(void *ctx, const struct czfs_key *key, const void *data,
+		unsigned size)
+{
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+static void set_key(uint8_t *blk, unsigned slot, const struct czfs_key *k)
+{
+	struct czfs_disk_key dk;
+
+	czfs_key_to_disk(k, &dk);
+	memcpy(blk + CZFS_NODE_HDR_SIZE + slot * CZFS_ITEM_HDR_SIZE, &dk, sizeof(dk));
+}
+
+void tl_damage(struct env *e, enum tl_damage d, uint64_t inner, uint64_t leaf)
+{
+	uint8_t *dev = czfs_bdev_mem_data(e->bdev);
+	uint8_t *pi = dev + inner * CZFS_BLOCK_SIZE, *pl = dev + leaf * CZFS_BLOCK_SIZE;
+	uint8_t *root = dev + e->t.root_blkaddr * CZFS_BLOCK_SIZE;
+	uint64_t a2, g2, a3, g3;
+	struct czfs_key k;
+
+	czfs_node_child(pi, 2, &a2, &g2);
+	czfs_node_child(pi, 3, &a3, &g3);
+	switch (d) {
+	case D_LEAF_BYTE:
+		pl[4000] ^= 0x10;
+		return;				/* checksum now wrong */
+	case D_INNER_BYTE:
+		pi[60] ^= 0x01;
+		return;
+	case D_SWAP_CHILDREN:
+		czfs_node_set_child(pi, 2, a3, g3);
+		czfs_node_set_child(pi, 3, a2, g2);
+		break;
+	case D_CHILD_GEN:
+		czfs_node_set_child(pi, 2, a2, g2 - 1);
+		break;
+	case D_WRONG_LEVEL:
+		czfs_node_set_child(root, 1, leaf, g2);
+		czfs_node_seal(root);
+		return;
+	case D_SELF_LOOP:
+		czfs_node_set_child(pi, 2, inner, g2);
+		break;
+	case D_EMPTY_LEAF:
+		memset(pl + 32, 0, 2);
+		czfs_node_seal(pl);
+		return;
+	case D_KEY_ABOVE_NEXT:
+		czfs_node_key(pi, 3, &k);
+		k.objectid++;
+		set_key(pl, czfs_node_nritems(pl) - 1, &k);
+		czfs_node_seal(pl);
+		return;
+	case D_KEY_BELOW_PTR:
+		czfs_node_key(pl, 0, &k);
+		k.objectid--;
+		set_key(pl, 0, &k);
+		czfs_node_seal(pl);
+		return;
+	case D_ROOT_LEVEL:
+		e->t.root_level--;
+		return;
+	case D_ROOT_GEN:
+		e->t.root_generation--;
+		return;
+	case D_PAST_DEVICE:
+		czfs_node_set_child(pi, 2, e->max_blocks - 1, g2);
+		break;
+	case D_COUNT:
+		break;
+	}
+	czfs_node_seal(pi);
 }

@@ -125,6 +125,29 @@ void walk_tree(struct env *e, uint8_t *reach, struct walk_result *res);
 /* Walk, then check the allocator's live blocks are exactly the tree's. */
 void check_no_leaks(struct env *e);
 
+/* ---- bulk-built trees and their damage ------------------------------- */
+
+/* Item i of a built tree: (i/4, 1 + i%4, scattered offset), so that
+ * (objectid, type, offset + 1) is never a key of the tree; its size. */
+struct czfs_key tl_build_key(unsigned i);
+unsigned tl_build_size(unsigned i);
+/* Bulk-load items 0..n-1 at generation gen in place of e's (empty) tree,
+ * recording them in m (may be NULL). */
+void env_build_n(struct env *e, unsigned n, struct model *m, uint64_t gen);
+/* An iterate callback counting the items into *(size_t *)ctx. */
+int tl_count_fn(void *ctx, const struct czfs_key *key, const void *data,
+		unsigned size);
+
+enum tl_damage {
+	D_LEAF_BYTE, D_INNER_BYTE, D_SWAP_CHILDREN, D_CHILD_GEN, D_WRONG_LEVEL,
+	D_SELF_LOOP, D_EMPTY_LEAF, D_KEY_ABOVE_NEXT, D_KEY_BELOW_PTR,
+	D_ROOT_LEVEL, D_ROOT_GEN, D_PAST_DEVICE, D_COUNT
+};
+
+/* Damage the device bytes of e's tree around an inner node and one of its
+ * leaves (or e's root pointer), as d says. */
+void tl_damage(struct env *e, enum tl_damage d, uint64_t inner, uint64_t leaf);
+
 /* ---- random operations ------------------------------------------------- */
 
 enum op_kind { OP_INSERT, OP_UPDATE, OP_PUT, OP_DELETE };

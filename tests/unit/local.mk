@@ -13,6 +13,7 @@ UNIT_TESTS = \
 	tests/unit/check_node \
 	tests/unit/check_btree \
 	tests/unit/check_btree_cow \
+	tests/unit/check_nodecache \
 	tests/unit/check_super \
 	tests/unit/check_checkpoint \
 	tests/unit/check_spacemap \
@@ -47,6 +48,7 @@ tests_unit_check_pack_SOURCES = tests/unit/check_pack.c $(FS_TESTLIB)
 BTREE_TESTLIB = tests/unit/btree_testlib.c tests/unit/btree_testlib.h
 tests_unit_check_btree_SOURCES = tests/unit/check_btree.c $(BTREE_TESTLIB)
 tests_unit_check_btree_cow_SOURCES = tests/unit/check_btree_cow.c $(BTREE_TESTLIB)
+tests_unit_check_nodecache_SOURCES = tests/unit/check_nodecache.c $(BTREE_TESTLIB)
 
 # The memory runtime's modules (src/cache) link its library too.
 tests_unit_check_pagepool_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)
