@@ -27,6 +27,7 @@ const char *dump_kind_name(unsigned kind)
 		[CZFS_CLUSTER_INLINE] = "inline",
 		[CZFS_CLUSTER_INLINE_COMPRESSED] = "inline-compressed",
 		[CZFS_CLUSTER_RESERVED] = "reserved",
+		[CZFS_CLUSTER_BLOCKMAP] = "block-mapped",
 		[CZFS_CLUSTER_PACKED] = "packed",
 	};
 
@@ -122,7 +123,7 @@ static uint64_t stored_bytes(struct cluster_walk *w,
 {
 	struct czfs_cluster_header_info h;
 
-	if (ci->kind == CZFS_CLUSTER_RAW)
+	if (ci->kind == CZFS_CLUSTER_RAW || ci->kind == CZFS_CLUSTER_BLOCKMAP)
 		return (uint64_t)ci->nblocks * CZFS_BLOCK_SIZE;
 	if (ci->kind == CZFS_CLUSTER_PACKED)	/* its share of the pack */
 		return ci->pack_ulen ? (uint64_t)ci->nblocks * CZFS_BLOCK_SIZE *

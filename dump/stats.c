@@ -110,8 +110,8 @@ static void stat_cluster(struct stats *s, const struct czfs_key *key,
 		return;
 	}
 	a->disk_blocks += ci.nblocks;
-	a->stored_bytes += ci.nblocks ? (uint64_t)ci.nblocks * CZFS_BLOCK_SIZE :
-			   ci.inline_len;
+	a->stored_bytes += ci.nblocks || ci.kind == CZFS_CLUSTER_BLOCKMAP ?
+			   (uint64_t)ci.nblocks * CZFS_BLOCK_SIZE : ci.inline_len;
 	a->ulen += ci.ulen;
 	a->referenced += span;
 }

@@ -268,6 +268,12 @@ static int check_data(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 				    span);
 
 	fsck_progress(c, ci->nblocks);
+	if ((err == -EFSCORRUPTED || err == -EIO) &&
+	    ci->kind == CZFS_CLUSTER_BLOCKMAP) {
+		fsck_error(c, "inode %" PRIu64 ": cluster %" PRIu64
+			   " (block-mapped): data damaged", ino, idx);
+		return 0;
+	}
 	if (err == -EFSCORRUPTED || err == -EIO) {
 		fsck_error(c, "inode %" PRIu64 ": cluster %" PRIu64 " (block %"
 			   PRIu64 "): data damaged", ino, idx, ci->blkaddr);
@@ -319,6 +325,28 @@ static void damaged_cluster_refs(struct fsck_ctx *c, const void *val,
 	if (c->cur)
 		c->cur->blocks_found += raw.nblocks;
 	fsck_ref(c, blkaddr, raw.nblocks, "damaged cluster", c->cur_objectid);
+}
+
+/* The blocks of a block-mapped cluster's entries, each its own
+ * reference: false if one is shared (fsck_ref said so). */
+static bool blockmap_refs(struct fsck_ctx *c, uint64_t ino,
+			  const struct czfs_cluster_info *ci)
+{
+	bool ok = true;
+
+	if (c->cur)
+		c->cur->blocks_found += ci->nblocks;
+	for (unsigned i = 0; i < czfs_blockmap_entries(ci); i++) {
+		uint64_t a;
+		uint32_t crc;
+
+		czfs_blockmap_get(ci, i, &a, &crc);
+		if (a && !fsck_ref(c, a, 1, "cluster", ino))
+			ok = false;
+	}
+	if (ok)
+		c->data_blocks += ci->nblocks;
+	return ok;
 }
 
 /* Clusters wholly past the end (a truncate that raced a writeback) hold
@@ -389,6 +417,13 @@ static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 
 		if (err)
 			return err;
+	} else if (ci.kind == CZFS_CLUSTER_BLOCKMAP) {
+		c->incompat_used |= CZFS_FEATURE_INCOMPAT_BLOCKMAP;
+		if (!blockmap_refs(c, ino, &ci)) {
+			if (c->cur)
+				c->cur->flags |= FI_BAD_CLUSTER;
+			return 0;
+		}
 	} else if (ci.nblocks) {
 		if (c->cur)
 			c->cur->blocks_found += ci.nblocks;

@@ -85,7 +85,9 @@
  * refuses the cluster kind and field, and an older writer would not
  * honour the space they set aside */
 #define CZFS_FEATURE_INCOMPAT_PREALLOC	0x00000008u
-/* (0x10 is taken by the random-write work) */
+/* BLOCKMAP clusters: raw blocks each at its own address (hot clusters
+ * rewritten in part); an older decoder refuses the kind */
+#define CZFS_FEATURE_INCOMPAT_BLOCKMAP	0x00000010u
 /* PACKED clusters and PACK items: small files and tails share packs; an
  * older decoder refuses the kind, and an older writer would free a pack's
  * blocks while other files still use them */
@@ -94,6 +96,7 @@
 					 CZFS_FEATURE_INCOMPAT_ZSTD | \
 					 CZFS_FEATURE_INCOMPAT_ATTR_FLAGS | \
 					 CZFS_FEATURE_INCOMPAT_PREALLOC | \
+					 CZFS_FEATURE_INCOMPAT_BLOCKMAP | \
 					 CZFS_FEATURE_INCOMPAT_PACKED)
 /* every inode's inline_bytes counts its inline cluster payloads */
 #define CZFS_FEATURE_RO_COMPAT_INLINE_BYTES	0x00000001u
@@ -366,7 +369,7 @@ enum czfs_cluster_kind {
 	CZFS_CLUSTER_INLINE		= 3,	/* raw bytes in the item */
 	CZFS_CLUSTER_INLINE_COMPRESSED	= 4,	/* compressed bytes in the item */
 	CZFS_CLUSTER_RESERVED		= 5,	/* no data yet: prealloc promised */
-	/* 6 is taken by the random-write work */
+	CZFS_CLUSTER_BLOCKMAP		= 6,	/* raw blocks, each its own address */
 	CZFS_CLUSTER_PACKED		= 7,	/* a byte range of a shared pack */
 };
 
@@ -387,6 +390,22 @@ struct czfs_cluster {
 					 * others 0, or 1..64 if ulen < the
 					 * cluster size */
 	/* inline kinds: payload follows, item size - 24 bytes */
+};
+
+/*
+ * A BLOCKMAP cluster (INCOMPAT_BLOCKMAP): a cluster rewritten in part is
+ * stored raw, block by block, so that rewriting one block writes one
+ * block (copy-on-write) and the item.  The item is the struct followed by
+ * one struct czfs_cluster_block per block of its data, DIV_ROUND_UP(ulen,
+ * 4096) of them; an entry with blkaddr 0 is a block of zeros (no
+ * storage).  alg, checksum and blkaddr are 0; nblocks counts the entries
+ * with blocks (0..64).  Each entry's checksum is the crc32c of its whole
+ * stored block; bytes of the last block past ulen read as zeros.
+ */
+struct czfs_cluster_block {
+	__le64 blkaddr;			/* 0: zeros */
+	__le32 checksum;		/* crc32c of the 4 KiB block; 0 for zeros */
+	__le32 reserved;		/* zero */
 };
 
 /*
@@ -458,6 +477,7 @@ static_assert(sizeof(struct czfs_xattr_extent) == 16, "xattr extent size");
 static_assert(sizeof(struct czfs_cluster) == 24, "cluster item size");
 static_assert(sizeof(struct czfs_cluster_header) == 16, "cluster header size");
 static_assert(sizeof(struct czfs_cluster_packed) == 16, "packed extension size");
+static_assert(sizeof(struct czfs_cluster_block) == 16, "block map entry size");
 static_assert(sizeof(struct czfs_pack) == 24, "pack item size");
 
 #endif /* CZFS_FS_H */

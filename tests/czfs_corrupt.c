@@ -20,6 +20,9 @@
  *   czfs-corrupt IMAGE reserve PATH FIRST END  no damage: the holes of
  *        clusters [FIRST, END) of PATH become RESERVED, as fallocate does
  *        (room not checked; for the fuzzer's seeds)
+ *   czfs-corrupt IMAGE blockmap PATH IDX   no damage: RAW cluster IDX of
+ *        PATH becomes a BLOCKMAP keeping its blocks, as a writeback of a
+ *        hot cluster leaves it (for the fuzzer's seeds and fsck's tests)
  *   czfs-corrupt IMAGE pack-refs PATH IDX N  the pack cluster IDX of PATH
  *        points into counts N references
  *   czfs-corrupt IMAGE pack-drop PATH IDX  delete that pack's PACK item
@@ -134,6 +137,37 @@ static int reserve(struct cmd *c)
 		err = czfs_clusters_reserve(c->fs, ii.ino, num(c->argv[4]),
 					    num(c->argv[5]),
 					    1u << ii.cluster_shift, &delta);
+	if (err)
+		return err;
+	czfs_inode_add_stored(&ii, &delta);
+	return put_inode(c->fs, &ii);
+}
+
+static int blockmap(struct cmd *c)
+{
+	uint8_t inl[CZFS_INLINE_MAX], map[CZFS_INLINE_MAX], blk[CZFS_BLOCK_SIZE];
+	struct czfs_stored delta = { 0 };
+	struct czfs_cluster_info ci, bm;
+	struct czfs_inode_info ii;
+	int err = path_inode(c, &ii);
+
+	if (!err)
+		err = czfs_cluster_lookup(c->fs, &ii, num(c->argv[4]), 1, &ci, inl);
+	if (!err && ci.kind != CZFS_CLUSTER_RAW)
+		err = -EINVAL;
+	bm = (struct czfs_cluster_info){ .kind = CZFS_CLUSTER_BLOCKMAP,
+					 .nblocks = ci.nblocks, .ulen = ci.ulen,
+					 .inline_data = map,
+					 .inline_len = ci.nblocks *
+					 (unsigned)sizeof(struct czfs_cluster_block) };
+	for (unsigned i = 0; !err && i < ci.nblocks; i++) {
+		err = czfs_bdev_read(c->fs->bdev, blk, sizeof(blk),
+				     (ci.blkaddr + i) * CZFS_BLOCK_SIZE);
+		czfs_blockmap_set(map, i, ci.blkaddr + i,
+				  czfs_crc32c(0, blk, sizeof(blk)));
+	}
+	if (!err)
+		err = czfs_cluster_set(c->fs, ii.ino, num(c->argv[4]), &bm, &delta);
 	if (err)
 		return err;
 	czfs_inode_add_stored(&ii, &delta);
@@ -281,6 +315,8 @@ static int transaction(struct cmd *c)
 		err = c->argc > 4 ? pack_change(c, true) : -EINVAL;
 	else if (!strcmp(op, "reserve"))
 		err = c->argc > 5 ? reserve(c) : -EINVAL;
+	else if (!strcmp(op, "blockmap"))
+		err = c->argc > 4 ? blockmap(c) : -EINVAL;
 	else if (!strcmp(op, "inode-count"))
 		c->fs->cp.inode_count += c->argc > 3 ? num(c->argv[3]) : 1;
 	else if (!strcmp(op, "prealloc-count"))

@@ -33,6 +33,8 @@ struct czfs_centry {
 	 * reference, so it is never evicted), and a count of its writes. */
 	bool dirty;
 	uint32_t wseq;
+	uint64_t wmask;			/* bit i: block i written since it was
+					 * loaded or last written back */
 	/* private to ccache.c */
 	unsigned refs;
 	bool dead;			/* failed or invalidated: not in the hash */
@@ -45,6 +47,15 @@ static inline void czfs_centry_pages(const struct czfs_centry *e,
 {
 	for (unsigned i = 0; i < (1u << e->order); i++)
 		pages[i] = e->page + i;
+}
+
+/* Bytes [from, to) of e's cluster were written: their blocks' bits in
+ * e->wmask (the writer's lock held). */
+static inline void czfs_centry_written(struct czfs_centry *e, uint64_t from,
+				       uint64_t to)
+{
+	for (uint64_t b = from / 4096; from < to && b <= (to - 1) / 4096 && b < 64; b++)
+		e->wmask |= 1ull << b;
 }
 
 struct czfs_ccache;

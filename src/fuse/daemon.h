@@ -101,6 +101,10 @@ struct czfs_daemon_stats {
 					 * pack cache, once however many threads
 					 * miss it, or for one cluster when no
 					 * slot is free */
+	atomic_ullong wb_clusters;	/* clusters written back (writeback.c) */
+	atomic_ullong wb_hot;		/* of them block by block (wbblocks.h) */
+	atomic_ullong wb_hot_fresh;	/* blocks those wrote */
+	atomic_ullong wb_hot_kept;	/* blocks they kept where they were */
 	atomic_ullong packs_written;	/* packs of small files (wbpack.c) */
 	atomic_ullong packed_files;	/* files written back into them */
 	atomic_ullong list_attrs;	/* READDIRPLUS entries with attributes */

@@ -2,8 +2,8 @@
 /*
  * The loader (load.h): items from the library, stored blocks from the
  * staging or read together into temp pages, decoded through the window
- * cache into the cluster cache.  A raw cluster is read straight into its
- * rpages and checked in place.
+ * cache into the cluster cache.  A raw or block-mapped cluster is read
+ * straight into its rpages and checked in place.
  */
 #include "config.h"
 
@@ -220,6 +220,12 @@ static bool is_extent(const struct czfs_cluster_info *ci)
 	return czfs_cluster_has_extent(ci->kind);	/* a pack's too */
 }
 
+/* Stored blocks to read: an extent's, or a BLOCKMAP's entries'. */
+static bool has_blocks(const struct czfs_cluster_info *ci)
+{
+	return is_extent(ci) || ci->kind == CZFS_CLUSTER_BLOCKMAP;
+}
+
 /* End (image bytes) of the run of adjacent stored blocks from b->ci[i]. */
 static uint64_t run_end(const struct czfs_cluster_batch *b, unsigned i)
 {
@@ -247,9 +253,10 @@ static int load_prepare(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 			struct czfs_staging *stg, enum czfs_load_by by,
 			const struct czfs_cluster_batch *b, struct czfs_load *l)
 {
+	unsigned n;
 	int err;
 
-	if (stg) {
+	if (stg && is_extent(l->ci)) {	/* a BLOCKMAP is read apart */
 		err = czfs_staging_get(dm, stg, l->ci->blkaddr, l->ci->nblocks,
 				       run_end(b, (unsigned)(l->e->idx - b->first)),
 				       true, l->pages, &l->ref);
@@ -261,19 +268,23 @@ static int load_prepare(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 			return err;
 	}
 	atomic_fetch_add(&dm->st.stage_private, 1);
-	if (l->ci->kind == CZFS_CLUSTER_RAW) {
+	if (l->ci->kind == CZFS_CLUSTER_RAW ||
+	    l->ci->kind == CZFS_CLUSTER_BLOCKMAP) {	/* read in place */
+		n = l->ci->kind == CZFS_CLUSTER_RAW ? l->ci->nblocks :
+		    czfs_blockmap_entries(l->ci);
 		err = czfs_ccache_alloc_run(dm->cc, l->e, ii->cluster_shift);
 		if (err)
 			return err;
-		run_pages(l->e->page, l->ci->nblocks, l->pages);
+		run_pages(l->e->page, n, l->pages);
 		l->cpages = l->pages;
 	} else {
-		err = czfs_temp_alloc(dm, l->ci->nblocks, &l->tp, &dm->st.temp_alloc);
+		n = l->ci->nblocks;
+		err = czfs_temp_alloc(dm, n, &l->tp, &dm->st.temp_alloc);
 		if (err)
 			return err;
 		l->cpages = l->tp.pages;
 	}
-	for (unsigned k = 0; k < l->ci->nblocks; k++)
+	for (unsigned k = 0; k < n; k++)
 		l->addrs[k] = czfs_pool_addr(dm->pool, l->cpages[k]);
 	return 0;
 }
@@ -289,30 +300,66 @@ static int cmp_seg(const void *a, const void *b)
  * that is cached or that another thread decodes. */
 static bool to_read(const struct czfs_load *l)
 {
-	return !l->err && is_extent(l->ci) && !l->ref.n && !l->pe_wait &&
+	return !l->err && has_blocks(l->ci) && !l->ref.n && !l->pe_wait &&
 	       (!l->pe || l->pe_claimed);
 }
 
-/* Read the stored blocks of every extent cluster of the batch at once. */
+/* Segments of l's stored blocks: one extent, or one per BLOCKMAP entry
+ * with a block (into the page of its index). */
+static unsigned load_segs(const struct czfs_load *l, struct czfs_io_seg *segs)
+{
+	unsigned k = 0;
+
+	if (l->ci->kind != CZFS_CLUSTER_BLOCKMAP) {
+		segs[0] = (struct czfs_io_seg){ l->ci->blkaddr, l->ci->nblocks,
+						l->addrs };
+		return 1;
+	}
+	for (unsigned i = 0; i < czfs_blockmap_entries(l->ci); i++) {
+		uint64_t a;
+		uint32_t crc;
+
+		czfs_blockmap_get(l->ci, i, &a, &crc);
+		if (a)
+			segs[k++] = (struct czfs_io_seg){ a, 1, &l->addrs[i] };
+	}
+	return k;
+}
+
+/* Read the stored blocks of every cluster of the batch at once. */
 static int load_read(struct czfs_daemon *dm, struct czfs_load *ls, unsigned n)
 {
-	struct czfs_io_seg segs[CZFS_BATCH_MAX];
-	unsigned k = 0;
-	int err;
+	struct czfs_io_seg few[CZFS_BATCH_MAX], *segs = few;
+	unsigned k = 0, max = 0;
+	int err = 0;
 
 	for (unsigned i = 0; i < n; i++)
 		if (to_read(&ls[i]))
-			segs[k++] = (struct czfs_io_seg){ ls[i].ci->blkaddr,
-				ls[i].ci->nblocks, ls[i].addrs };
+			max += ls[i].ci->kind == CZFS_CLUSTER_BLOCKMAP ?
+			       czfs_blockmap_entries(ls[i].ci) : 1;
+	if (!max)
+		return 0;
+	if (max > CZFS_BATCH_MAX)	/* block-mapped clusters */
+		segs = malloc(max * sizeof(*segs));
+	if (!segs)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		if (to_read(&ls[i]))
+			k += load_segs(&ls[i], segs + k);
 	qsort(segs, k, sizeof(segs[0]), cmp_seg);
-	for (unsigned i = 1; i < k; i++)
+	for (unsigned i = 1; i < k && !err; i++)
 		if (segs[i].blkaddr < segs[i - 1].blkaddr + segs[i - 1].nblocks)
-			return -EFSCORRUPTED;	/* two clusters share blocks */
-	err = k ? czfs_io_read(dm->fs->bdev, segs, k, &dm->io) : 0;
-	if (err)
+			err = -EFSCORRUPTED;	/* two clusters share blocks */
+	if (!err && k)
+		err = czfs_io_read(dm->fs->bdev, segs, k, &dm->io);
+	if (err && err != -EFSCORRUPTED) {
 		czfs_err("read error at block %llu: %s",
 			 (unsigned long long)segs[0].blkaddr, strerror(-err));
-	return err ? -EIO : 0;
+		err = -EIO;
+	}
+	if (segs != few)
+		free(segs);
+	return err;
 }
 
 /*
@@ -337,7 +384,7 @@ static int load_start(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		if (ret == 0 || l->pe_wait)
 			return 0;
 	}
-	return is_extent(ci) ? load_prepare(dm, ii, stg, by, b, l) : 0;
+	return has_blocks(ci) ? load_prepare(dm, ii, stg, by, b, l) : 0;
 }
 
 /* Decode l (err: of its read), release what it held, mark it loaded. */

@@ -25,7 +25,8 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/ops_ioctl.c \
 	src/fuse/minode.c src/fuse/minode.h \
 	src/fuse/writeback.c src/fuse/writeback.h \
-	src/fuse/wbpack.c src/fuse/wbpack.h
+	src/fuse/wbpack.c src/fuse/wbpack.h \
+	src/fuse/wbblocks.c src/fuse/wbblocks.h
 src_fuse_czfs_fuse_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)
 src_fuse_czfs_fuse_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 src_fuse_czfs_fuse_LDADD = $(CZFS_CACHE_LIBS) $(FUSE_LIBS)

@@ -82,6 +82,7 @@ static void fill(struct czfs_daemon *dm, struct czfs_centry *e, uint64_t in,
 	static const uint8_t zeros[CZFS_BLOCK_SIZE];
 
 	czfs_centry_pages(e, pages);
+	czfs_centry_written(e, MIN((uint64_t)e->len, in), in + n);
 	for (uint64_t z = e->len; z < in; z += MIN(in - z, (uint64_t)CZFS_BLOCK_SIZE))
 		czfs_memcpy_to_pages(dm->pool, pages, z, zeros,
 				     MIN(in - z, (uint64_t)CZFS_BLOCK_SIZE));
@@ -275,6 +276,7 @@ static int zero_in_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	pthread_mutex_lock(&mi->lock);
 	err = czfs_writeback_mark_dirty(dm, mi, e, false);
 	if (!err && in < e->len) {
+		czfs_centry_written(e, in, MIN(in + n, (uint64_t)e->len));
 		czfs_centry_pages(e, pages);
 		czfs_memcpy_to_pages(dm->pool, pages, in, zeros,
 				     MIN(n, (uint64_t)e->len - in));

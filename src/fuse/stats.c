@@ -54,6 +54,10 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "fuse.write_bytes %llu\n", ld(&s->write_bytes));
 	put(o, "checkpoint.written %llu\n", ld(&s->checkpoints));
 	put(o, "checkpoint.skipped %llu\n", ld(&s->checkpoints_skipped));
+	put(o, "writeback.clusters %llu\n", ld(&s->wb_clusters));
+	put(o, "writeback.hot %llu\n", ld(&s->wb_hot));
+	put(o, "writeback.hot_written %llu\n", ld(&s->wb_hot_fresh));
+	put(o, "writeback.hot_kept %llu\n", ld(&s->wb_hot_kept));
 	put(o, "cluster.loads_reader %llu\n", ld(&s->loads_reader));
 	put(o, "cluster.loads_prefetch %llu\n", ld(&s->loads_prefetch));
 	put(o, "cluster.load_errors %llu\n", ld(&s->load_errors));

@@ -18,6 +18,7 @@
 #include "temp.h"
 #include "thread.h"
 #include "util.h"
+#include "wbblocks.h"
 #include "wbpack.h"
 #include "writeback.h"
 
@@ -164,8 +165,12 @@ int czfs_writeback_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 struct wb_item {
 	struct czfs_centry *e;
 	uint32_t seq;			/* its write count when taken */
+	uint64_t wmask;			/* and its written blocks */
 	struct czfs_cluster_info ci;
 	uint8_t inl[CZFS_INLINE_MAX];	/* inline payload, copied */
+	struct czfs_wbblocks hot;	/* a BLOCKMAP's plan and entries */
+	uint64_t blk;			/* blocks written for it, to free if */
+	unsigned nblk;			/* it is not linked */
 	bool done;
 };
 
@@ -195,14 +200,81 @@ static int wb_alloc(struct czfs_daemon *dm, unsigned n, uint64_t *blk)
 	return err ?: czfs_smap_alloc(&dm->fs->smap, n, blk);
 }
 
+/*
+ * A cluster written in part over what it held is hot (czfs_cluster_hot):
+ * written back block by block, its unwritten blocks kept where they are.
+ */
+static bool wb_is_hot(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		      const struct wb_item *w, struct czfs_cluster_info *old,
+		      void *old_map)
+{
+	unsigned n = DIV_ROUND_UP(w->e->len, CZFS_BLOCK_SIZE);
+	uint64_t all = n >= 64 ? ~0ull : (1ull << n) - 1;
+	int err;
+
+	if (n <= 1 || (w->wmask & all) == all)
+		return false;		/* written whole: no lookup needed */
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_cluster_lookup(dm->fs, ii, w->e->idx, 1, old, old_map);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return !err && czfs_cluster_hot(old, w->wmask, w->e->len);
+}
+
+/* Write a hot cluster's written blocks out of place (rbuf mapped). */
+static int wb_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		     const struct czfs_cluster_policy *pol,
+		     const struct czfs_cluster_info *old, struct wb_item *w)
+{
+	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
+	struct czfs_wbblocks *p = &w->hot;
+	struct czfs_mapping rm, cm = { 0 };
+	struct czfs_temp tp = { 0 };
+	uint64_t blk = 0;
+	int err;
+
+	czfs_centry_pages(w->e, rpages);
+	err = czfs_win_map(dm->wc, rpages, 1u << ii->cluster_shift, false, &rm);
+	if (err)
+		return err;
+	czfs_wbblocks_plan(old, w->wmask, rm.addr, w->e->len, pol->zero_detect, p);
+	if (p->nfresh) {
+		err = czfs_temp_alloc(dm, p->nfresh, &tp, &dm->st.temp_alloc);
+		if (!err)
+			err = czfs_win_map(dm->wc, tp.pages, tp.n, true, &cm);
+		if (!err)
+			err = wb_alloc(dm, p->nfresh, &blk);
+	}
+	if (!err) {
+		err = czfs_wbblocks_write(dm->fs->bdev, p, rm.addr, cm.addr, blk,
+					  &w->ci);
+		if (err && p->nfresh)
+			czfs_smap_free(&dm->fs->smap, blk, p->nfresh);
+	}
+	if (!err && p->nfresh) {
+		w->blk = blk;
+		w->nblk = p->nfresh;
+	}
+	if (cm.addr)
+		czfs_win_unmap(dm->wc, &cm);
+	czfs_temp_free(dm, &tp);
+	if (!err) {
+		atomic_fetch_add(&dm->st.wb_hot, 1);
+		atomic_fetch_add(&dm->st.wb_hot_fresh, p->nfresh);
+		atomic_fetch_add(&dm->st.wb_hot_kept, p->nkept);
+	}
+	czfs_win_unmap(dm->wc, &rm);
+	return err;
+}
+
 /* Compress one cluster (rbuf -> cbuf through the window cache), write it
- * out of place. */
+ * out of place; a hot one block by block. */
 static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		     struct wb_item *w)
 {
 	unsigned rn = 1u << ii->cluster_shift, out_len;
 	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
 	struct czfs_cluster_policy pol;
+	struct czfs_cluster_info old;
 	struct czfs_mapping rm, cm;
 	struct czfs_thread *t = czfs_fuse_thread();
 	struct czfs_temp tp;
@@ -215,7 +287,10 @@ static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		memset(&w->ci, 0, sizeof(w->ci));	/* a hole */
 		return 0;
 	}
+	atomic_fetch_add(&dm->st.wb_clusters, 1);
 	wb_policy(dm, ii, w->e->idx, &pol);
+	if (wb_is_hot(dm, ii, w, &old, w->inl))
+		return wb_blocks(dm, ii, &pol, &old, w);
 	czfs_centry_pages(w->e, rpages);
 	err = czfs_temp_alloc(dm, MIN(rn + 1, (unsigned)CZFS_MAX_CLUSTER_BLOCKS),
 			      &tp, &dm->st.temp_alloc);
@@ -237,10 +312,13 @@ static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		if (!err) {
 			err = czfs_bdev_write(dm->fs->bdev, cm.addr, out_len,
 					      blk * CZFS_BLOCK_SIZE);
-			if (err)
+			if (err) {
 				czfs_smap_free(&dm->fs->smap, blk, w->ci.nblocks);
-			else
+			} else {
 				w->ci.blkaddr = blk;
+				w->blk = blk;
+				w->nblk = w->ci.nblocks;
+			}
 		}
 	}
 	czfs_win_unmap(dm->wc, &cm);
@@ -314,6 +392,7 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 
 		if (!err && ws[i].done && e->wseq == ws[i].seq) {
 			e->dirty = false;
+			e->wmask = 0;
 			czfs_writeback_unreserve(dm, per);
 			mi->reserved -= per;
 			czfs_ccache_put(dm->cc, e);
@@ -350,6 +429,7 @@ static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi,
 	for (unsigned i = 0; i < n; i++) {
 		ws[i].e = mi->dirty[i];
 		ws[i].seq = mi->dirty[i]->wseq;
+		ws[i].wmask = mi->dirty[i]->wmask;
 	}
 	/* the list's hold on mi is ours now; if some stay, a hold of ours */
 	if (n < mi->ndirty)
@@ -374,9 +454,9 @@ static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi,
 		fuse_lowlevel_notify_inval_inode(dm->se, mi->ino, -1, 0);
 	if (err) {
 		for (unsigned i = 0; i < n; i++)	/* written, not linked */
-			if (!ws[i].done && ws[i].ci.blkaddr && ws[i].ci.nblocks)
-				czfs_smap_free(&dm->fs->smap, ws[i].ci.blkaddr,
-					       ws[i].ci.nblocks);
+			if (!ws[i].done && ws[i].nblk)
+				czfs_smap_free(&dm->fs->smap, ws[i].blk,
+					       ws[i].nblk);
 		czfs_err("inode %llu: writeback failed: %s",
 			 (unsigned long long)mi->ino, strerror(-err));
 	}

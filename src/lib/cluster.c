@@ -41,6 +41,7 @@ static const char *kind_name(unsigned kind)
 		[CZFS_CLUSTER_INLINE] = "inline",
 		[CZFS_CLUSTER_INLINE_COMPRESSED] = "inline compressed",
 		[CZFS_CLUSTER_RESERVED] = "reserved",
+		[CZFS_CLUSTER_BLOCKMAP] = "block-mapped",
 		[CZFS_CLUSTER_PACKED] = "packed",
 	};
 
@@ -273,8 +274,7 @@ int czfs_cluster_item_decode(const void *val, unsigned len,
 	}
 	cluster_bytes = MIN(cluster_bytes, CZFS_MAX_CLUSTER_SIZE);
 	item_unpack(val, len, ci, &raw);
-	if (ci->kind < CZFS_CLUSTER_RAW || ci->kind > CZFS_CLUSTER_PACKED ||
-	    ci->kind == CZFS_CLUSTER_PACKED - 1) {
+	if (ci->kind < CZFS_CLUSTER_RAW || ci->kind > CZFS_CLUSTER_PACKED) {
 		czfs_err("cluster item: unknown kind %u", ci->kind);
 		return -EFSCORRUPTED;
 	}
@@ -296,6 +296,8 @@ int czfs_cluster_item_decode(const void *val, unsigned len,
 		return err;
 	if (ci->kind == CZFS_CLUSTER_PACKED)
 		return item_check_packed(val, len, ci, max_blocks);
+	if (ci->kind == CZFS_CLUSTER_BLOCKMAP)
+		return czfs_blockmap_item_check(val, len, max_blocks, ci);
 	if (kind_is_extent(ci->kind))
 		return item_check_extent(ci, len, cluster_bytes, max_blocks);
 	return item_check_inline(ci);
@@ -316,7 +318,8 @@ unsigned czfs_cluster_item_encode(const struct czfs_cluster_info *ci, void *val)
 
 	memcpy(val, &raw, ITEM_SIZE);
 	if (ci->kind == CZFS_CLUSTER_INLINE ||
-	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED) {
+	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED ||
+	    ci->kind == CZFS_CLUSTER_BLOCKMAP) {	/* payload or entries */
 		unsigned n = MIN(ci->inline_len, CZFS_INLINE_MAX);
 
 		memcpy((char *)val + ITEM_SIZE, ci->inline_data, n);
@@ -694,6 +697,9 @@ int czfs_cluster_decode(struct czfs_codec *codec,
 	case CZFS_CLUSTER_INLINE:
 	case CZFS_CLUSTER_INLINE_COMPRESSED:
 		err = decode_inline(codec, ci, dst);
+		break;
+	case CZFS_CLUSTER_BLOCKMAP:
+		err = czfs_blockmap_decode(ci, stored, dst);
 		break;
 	case CZFS_CLUSTER_PACKED:
 		err = decode_packed(codec, ci, stored, dst, dst_len);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Clusters: the unit of compression.  This module decides how a cluster is
- * stored (hole, raw, compressed, inline) and turns stored bytes back into
- * file data.  It does no I/O.
+ * stored (hole, raw, compressed, inline; block-mapped when hot, in
+ * cluster_blockmap.c) and turns stored bytes back into file data.  It does
+ * no I/O.
  */
 #ifndef CZFS_CLUSTER_H
 #define CZFS_CLUSTER_H
@@ -25,11 +26,16 @@ struct czfs_cluster_info {
 	uint32_t checksum;
 	uint64_t blkaddr;		/* extent kinds */
 	uint32_t ulen;			/* bytes of file data it holds */
-	const void *inline_data;	/* inline kinds: payload (borrowed) */
+	const void *inline_data;	/* inline kinds: payload; BLOCKMAP: its
+					 * struct czfs_cluster_block entries
+					 * (borrowed) */
 	unsigned inline_len;
 	/* PACKED: alg, nblocks, checksum, blkaddr are the pack's */
 	uint32_t pack_off;		/* of its ulen bytes in the pack */
 	uint32_t pack_ulen;		/* the decoded pack's bytes */
+	/* BLOCKMAP being written: bit i set when entry i is a block written
+	 * now (else kept from the item it replaces); not stored */
+	uint64_t fresh;
 };
 
 /*
@@ -42,13 +48,16 @@ static inline unsigned czfs_cluster_shared_bytes(const struct czfs_cluster_info 
 {
 	uint64_t stored = (uint64_t)ci->nblocks << CZFS_BLOCK_SHIFT;
 
+	if (ci->kind == CZFS_CLUSTER_BLOCKMAP)	/* entries, not data */
+		return 0;
 	if (ci->kind != CZFS_CLUSTER_PACKED)
 		return ci->inline_len;
 	return ci->pack_ulen ? (unsigned)((ci->ulen * stored + ci->pack_ulen - 1) /
 					  ci->pack_ulen) : 0;
 }
 
-/* Kinds whose blocks are read from blkaddr (nblocks of them). */
+/* Kinds whose blocks are read from blkaddr (nblocks of them); a BLOCKMAP
+ * cluster's blocks are its entries'. */
 static inline bool czfs_cluster_has_extent(unsigned kind)
 {
 	return kind == CZFS_CLUSTER_RAW || kind == CZFS_CLUSTER_COMPRESSED ||
@@ -82,7 +91,8 @@ void czfs_cluster_packed_make(const struct czfs_cluster_info *pack,
  * RESERVED item: its size, every field 0 but prealloc (1..cluster blocks);
  * a PACKED item: its size (24 + 16), the pack as a RAW or COMPRESSED item
  * of pack_ulen <= CZFS_PACK_MAX_ULEN bytes would be checked, and
- * offset + ulen <= pack_ulen.  Returns 0 or -EFSCORRUPTED.
+ * offset + ulen <= pack_ulen; a BLOCKMAP item: czfs_blockmap_item_check.
+ * Returns 0 or -EFSCORRUPTED.
  */
 int czfs_cluster_item_decode(const void *val, unsigned len,
 			     unsigned cluster_bytes, uint64_t max_blocks,
@@ -156,5 +166,53 @@ void czfs_cluster_header_decode(const void *stored,
 int czfs_cluster_decode(struct czfs_codec *codec,
 			const struct czfs_cluster_info *ci,
 			const void *stored, void *dst, unsigned dst_len);
+
+/* ---- block-mapped clusters (cluster_blockmap.c) ------------------------- */
+
+/* Entries of a BLOCKMAP cluster: one per block of its ulen bytes. */
+unsigned czfs_blockmap_entries(const struct czfs_cluster_info *ci);
+/* Entry i of ci's map (i < czfs_blockmap_entries): its block (0: zeros)
+ * and the crc32c of the stored 4 KiB. */
+void czfs_blockmap_get(const struct czfs_cluster_info *ci, unsigned i,
+		       uint64_t *blkaddr, uint32_t *checksum);
+/* Write entry i of the entries at map (16 bytes each). */
+void czfs_blockmap_set(void *map, unsigned i, uint64_t blkaddr,
+		       uint32_t checksum);
+
+/*
+ * czfs_cluster_item_decode's check of a BLOCKMAP item (ci unpacked, ulen
+ * checked): alg, checksum and blkaddr 0, the size of its entries, each
+ * entry's block inside [CZFS_FIRST_DATA_BLKADDR, max_blocks) or 0 (then
+ * with checksum 0), reserved fields 0, nblocks = the entries with blocks.
+ * Points ci->inline_data at the entries.  Returns 0 or -EFSCORRUPTED.
+ */
+int czfs_blockmap_item_check(const void *val, unsigned len,
+			     uint64_t max_blocks, struct czfs_cluster_info *ci);
+
+/*
+ * czfs_cluster_decode of a BLOCKMAP cluster: stored holds block i at
+ * i * 4 KiB (zero entries need not be read; stored may be dst, read in
+ * place); each stored block's crc is checked, zero entries are zeroed.
+ * Returns 0 or -EFSCORRUPTED.
+ */
+int czfs_blockmap_decode(const struct czfs_cluster_info *ci,
+			 const void *stored, void *dst);
+
+/*
+ * Whether block i of old (the item a BLOCKMAP replaces) may be kept as
+ * entry i, unwritten: a RAW cluster's blocks and a BLOCKMAP's entries.
+ * Gives its block (0: zeros) and, when *known, its checksum.
+ */
+bool czfs_blockmap_keeps(const struct czfs_cluster_info *old, unsigned i,
+			 uint64_t *blkaddr, uint32_t *checksum, bool *known);
+
+/*
+ * The writeback rule: a cluster of len bytes whose dirty blocks (bit i:
+ * block i written since old, its stored item, was loaded) overwrite part
+ * of what old held is hot: stored BLOCKMAP.  Written whole, or only
+ * appended to past old's full blocks, it is encoded as usual (compressed).
+ */
+bool czfs_cluster_hot(const struct czfs_cluster_info *old, uint64_t dirty,
+		      unsigned len);
 
 #endif /* CZFS_CLUSTER_H */

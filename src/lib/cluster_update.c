@@ -18,6 +18,8 @@
 /* Old readers must refuse an image once it holds a new algorithm's clusters. */
 static int announce_alg(struct czfs_fs *fs, const struct czfs_cluster_info *ci)
 {
+	if (ci->kind == CZFS_CLUSTER_BLOCKMAP)
+		return czfs_fs_add_features(fs, CZFS_FEATURE_INCOMPAT_BLOCKMAP);
 	if (ci->kind == CZFS_CLUSTER_PACKED)
 		return czfs_fs_add_features(fs, CZFS_FEATURE_INCOMPAT_PACKED |
 					    czfs_alg_feature(ci->alg));
@@ -35,6 +37,103 @@ static bool item_is_reserved(const uint8_t *val, int len)
 		return false;
 	memcpy(&raw, val, sizeof(raw));
 	return raw.kind == CZFS_CLUSTER_RESERVED;
+}
+
+/* Entries of a BLOCKMAP ci that name a block it does not write. */
+static uint64_t kept_entries(const struct czfs_cluster_info *ci)
+{
+	uint64_t kept = 0;
+
+	if (ci->kind != CZFS_CLUSTER_BLOCKMAP)
+		return 0;
+	for (unsigned i = 0; i < czfs_blockmap_entries(ci); i++) {
+		uint64_t a;
+		uint32_t crc;
+
+		czfs_blockmap_get(ci, i, &a, &crc);
+		if (a && !(ci->fresh & (1ull << i)))
+			kept |= 1ull << i;
+	}
+	return kept;
+}
+
+void czfs_cluster_free_blocks(struct czfs_fs *fs,
+			      const struct czfs_cluster_info *old,
+			      const struct czfs_cluster_info *keep,
+			      struct czfs_stored *freed)
+{
+	uint64_t kept = keep ? kept_entries(keep) : 0;
+
+	if (old->kind != CZFS_CLUSTER_BLOCKMAP &&
+	    (!kept || old->kind != CZFS_CLUSTER_RAW)) {	/* one run */
+		if (old->nblocks && czfs_cluster_has_extent(old->kind)) {
+			czfs_smap_free(&fs->smap, old->blkaddr, old->nblocks);
+			freed->blocks += old->nblocks;
+		}
+		return;
+	}
+	for (unsigned i = 0; i < 64; i++) {
+		uint64_t a;
+		uint32_t crc;
+		bool known;
+
+		if (!czfs_blockmap_keeps(old, i, &a, &crc, &known))
+			break;
+		if (!a || (kept & (1ull << i)))
+			continue;
+		czfs_smap_free(&fs->smap, a, 1);
+		freed->blocks++;
+	}
+}
+
+/* Every block ci keeps is the one old has at that index. */
+static int check_kept(const struct czfs_cluster_info *old,
+		      const struct czfs_cluster_info *ci)
+{
+	uint64_t kept = kept_entries(ci);
+
+	for (unsigned i = 0; kept; i++, kept >>= 1) {
+		uint64_t a, b;
+		uint32_t crc, ocrc;
+		bool known;
+
+		if (!(kept & 1))
+			continue;
+		czfs_blockmap_get(ci, i, &a, &crc);
+		if (!czfs_blockmap_keeps(old, i, &b, &ocrc, &known) || a != b ||
+		    (known && crc != ocrc))
+			return -ESTALE;
+	}
+	return 0;
+}
+
+/*
+ * The blocks of the item old (n bytes) that ci replaces are freed, but
+ * those a BLOCKMAP ci keeps; its promise is given back.  freed->blocks
+ * gets all of old's blocks, the inode's count of them.
+ */
+static int free_replaced(struct czfs_fs *fs, const struct czfs_key *key,
+			 const uint8_t *old, unsigned n,
+			 const struct czfs_cluster_info *ci,
+			 struct czfs_stored *freed)
+{
+	struct czfs_cluster_info oci;
+	int err;
+
+	if (!kept_entries(ci))
+		return czfs_item_free_blocks(fs, key, old, n, freed);
+	err = czfs_cluster_item_decode(old, n, CZFS_MAX_CLUSTER_SIZE,
+				       fs->cp.max_blocks, &oci);
+	if (!err)
+		err = check_kept(&oci, ci);
+	if (err)
+		return err;
+	czfs_cluster_free_blocks(fs, &oci, ci, freed);
+	/* the kept ones leave the old item's count and come back in ci's */
+	freed->blocks += __builtin_popcountll(kept_entries(ci));
+	czfs_smap_prealloc_add(&fs->smap, -(int64_t)oci.prealloc);
+	freed->prealloc += oci.prealloc;
+	return 0;
 }
 
 /*
@@ -60,11 +159,15 @@ static int cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 		return -EFSCORRUPTED;
 	if (keep && ci->kind == CZFS_CLUSTER_HOLE && item_is_reserved(old, n))
 		return 0;		/* zeros written: the promise stays */
+	if (n < 0 && n != -ENOENT)
+		return n;
+	if (n == -ENOENT && kept_entries(ci))
+		return -ESTALE;		/* nothing there to keep */
 	if (n >= 0) {
 		uint64_t pack = czfs_cluster_item_pack(old, (unsigned)n);
 		uint64_t unused = 0;
 
-		err = czfs_item_free_blocks(fs, &key, old, (unsigned)n, &freed);
+		err = free_replaced(fs, &key, old, (unsigned)n, ci, &freed);
 		if (!err && pack)	/* the file's range of a pack moves out */
 			err = czfs_pack_unref(fs, pack, &unused);
 		if (err)

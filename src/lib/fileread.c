@@ -79,6 +79,29 @@ int czfs_cluster_lookup(struct czfs_fs *fs, const struct czfs_inode_info *ii,
 	return item_take(fs, ii, first, val, (unsigned)len, ci, inl);
 }
 
+/* A BLOCKMAP cluster's stored blocks, block i at i * 4 KiB of scratch. */
+static int read_blockmap(struct czfs_fs *fs, const struct czfs_cluster_info *ci,
+			 void *scratch)
+{
+	for (unsigned i = 0; i < czfs_blockmap_entries(ci); i++) {
+		uint64_t a;
+		uint32_t crc;
+		int err;
+
+		czfs_blockmap_get(ci, i, &a, &crc);
+		if (!a)
+			continue;
+		err = czfs_bdev_read(fs->bdev, (char *)scratch + (size_t)i * CZFS_BLOCK_SIZE,
+				     CZFS_BLOCK_SIZE, a * CZFS_BLOCK_SIZE);
+		if (err) {
+			czfs_err("read error at block %llu: %s",
+				 (unsigned long long)a, strerror(-err));
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
 int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
 		      const struct czfs_cluster_info *ci, void *scratch,
 		      void *dst, unsigned dst_len)
@@ -100,6 +123,11 @@ int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
 				 (unsigned long long)ci->blkaddr, strerror(-err));
 			return -EIO;
 		}
+		break;
+	case CZFS_CLUSTER_BLOCKMAP:
+		err = read_blockmap(fs, ci, scratch);
+		if (err)
+			return err;
 		break;
 	default:
 		break;

@@ -194,7 +194,10 @@ int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
  * (truncate).  A PACKED item replaced or deleted drops its reference of
  * its pack (czfs_pack_unref: the last frees the pack); a PACKED ci set
  * brings its reference along (the caller counted it in the PACK item) and
- * counts no blocks.  0 or -errno.
+ * counts no blocks.  A BLOCKMAP ci keeps the blocks of the item it
+ * replaces that its entries not fresh name: each must be that item's
+ * block i (a RAW cluster's, a BLOCKMAP's entry, same checksum), else
+ * -ESTALE and nothing changes.  0 or -errno.
  */
 int czfs_cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 		     const struct czfs_cluster_info *ci, struct czfs_stored *delta);
@@ -203,6 +206,16 @@ int czfs_cluster_write(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 		       struct czfs_stored *delta);
 int czfs_clusters_delete(struct czfs_fs *fs, uint64_t ino, uint64_t from,
 			 uint64_t to, struct czfs_stored *delta);
+
+/*
+ * Free the blocks of cluster old (an extent's, a BLOCKMAP's entries'; not
+ * a pack's), but those that keep, a BLOCKMAP replacing it, keeps (its
+ * entries not fresh); adds them to freed->blocks.  fs->lock exclusive.
+ */
+void czfs_cluster_free_blocks(struct czfs_fs *fs,
+			      const struct czfs_cluster_info *old,
+			      const struct czfs_cluster_info *keep,
+			      struct czfs_stored *freed);
 int czfs_clusters_drop(struct czfs_fs *fs, uint64_t ino, uint64_t from,
 		       struct czfs_stored *delta);
 

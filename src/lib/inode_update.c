@@ -67,10 +67,8 @@ int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
 		if (ret)
 			return ret;
 		/* a pack's blocks are its PACK item's: czfs_pack_unref */
-		if (ci.nblocks && ci.kind != CZFS_CLUSTER_PACKED) {
-			czfs_smap_free(&fs->smap, ci.blkaddr, ci.nblocks);
-			freed->blocks += ci.nblocks;
-		}
+		if (ci.kind != CZFS_CLUSTER_PACKED)
+			czfs_cluster_free_blocks(fs, &ci, NULL, freed);
 		freed->inline_bytes += czfs_cluster_shared_bytes(&ci);
 		czfs_smap_prealloc_add(&fs->smap, -(int64_t)ci.prealloc);
 		freed->prealloc += ci.prealloc;

@@ -75,6 +75,14 @@ static void fix_cluster(struct img *im, uint8_t *val, unsigned len)
 		return;
 	memcpy(&c, val, sizeof(c));
 	a = le64_to_cpu(c.blkaddr);
+	if (c.kind == CZFS_CLUSTER_BLOCKMAP) {	/* each entry's block */
+		for (unsigned at = sizeof(c); at + 16 <= len; at += 16) {
+			a = get64(val + at);
+			if (extent_ok(im, a, 1))
+				put32(val + at + 8, czfs_crc32c(0, im->p + a * BLK, BLK));
+		}
+		return;
+	}
 	if (c.kind == CZFS_CLUSTER_PACKED)	/* its pack: a raw or compressed extent */
 		c.kind = c.alg ? CZFS_CLUSTER_COMPRESSED : CZFS_CLUSTER_RAW;
 	if (c.kind == CZFS_CLUSTER_INLINE || c.kind == CZFS_CLUSTER_INLINE_COMPRESSED) {

@@ -14,6 +14,7 @@ mkdir -p "$T/src/many" "$T/src/d1/d2"
 (cd "$T/src/many" && seq -f 'f%04g' 1 3000 | xargs touch)
 echo x >"$T/src/d1/d2/f"
 echo single >"$T/src/single"
+head -c 40000 /dev/urandom >"$T/src/rand"
 setfattr -n user.s -v small "$T/src/d1"
 setfattr -n user.big -v "0x$(head -c 3000 /dev/urandom | xxd -p | tr -d '\n')" "$T/src/single"
 # room to grow: repairs are transactions and need free blocks
@@ -183,6 +184,19 @@ dd if=/dev/zero of="$T/mnt/text" bs=4096 count=1 conv=notrunc status=none ||
 	fail "write to an undamaged cluster"
 czfs_umount "$T/mnt"
 expect_fsck "$T/bad" 4 "cluster 3 (block $blk): data damaged"
+
+read -r rblk rnblk rkind < <("$LOCATE" "$T/good" rand cluster 0)
+[ "$rkind" = 1 ] && [ "$rnblk" -ge 3 ] ||
+	fail "cluster 0 of rand is not raw (kind $rkind, $rnblk blocks)"
+damage "a block of a block-mapped cluster" \
+	"$CORRUPT" "$T/bad" blockmap rand 0
+expect_fsck "$T/bad" 0 "clean"
+flip_block "$T/bad" $((rblk + 2)) 7
+expect_fsck "$T/bad" 4 "cluster 0 (block-mapped): data damaged"
+czfs_mount "$T/bad" "$T/mnt"
+expect_eio cat "$T/mnt/rand"
+rest_reads
+czfs_umount "$T/mnt"
 
 damage "a space-map bitmap block" \
 	flip_block "$T/bad" "$("$LOCATE" "$T/good" - bitmap 0)" 10

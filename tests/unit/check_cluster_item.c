@@ -43,7 +43,7 @@ static unsigned make_base(enum base b, struct czfs_cluster_info *ci)
 }
 
 enum mutation {
-	M_NONE, M_KIND0, M_KIND6, M_KIND_FF, M_ALG_BAD, M_ALG_NONE, M_ALG_ON_RAW,
+	M_NONE, M_KIND0, M_KIND8, M_KIND_FF, M_ALG_BAD, M_ALG_NONE, M_ALG_ON_RAW,
 	M_NBLOCKS0, M_NBLOCKS_BIG, M_NBLOCKS_RAW, M_NBLOCKS_COMP, M_BLKADDR0,
 	M_BLKADDR2, M_BLKADDR_END, M_BLKADDR_HUGE, M_ULEN0, M_ULEN_BIG,
 	M_RES0, M_RES1, M_LEN23, M_LEN0, M_LEN25, M_INLINE_BLKADDR,
@@ -68,7 +68,7 @@ static const struct item_case item_cases[] = {
 	{ B_RESERVED, M_NONE, 0 }, { B_RESERVED, M_PREALLOC1, 0 },
 	/* a partial cluster may promise room for the rest of it */
 	{ B_INLINE, M_PREALLOC16, 0 }, { B_INLINE_COMPRESSED, M_PREALLOC1, 0 },
-	{ B_RAW, M_KIND0, -EFSCORRUPTED }, { B_RAW, M_KIND6, -EFSCORRUPTED },
+	{ B_RAW, M_KIND0, -EFSCORRUPTED }, { B_RAW, M_KIND8, -EFSCORRUPTED },
 	/* a reserved item holds its promise and nothing else */
 	{ B_RESERVED, M_PREALLOC0, -EFSCORRUPTED },
 	{ B_RESERVED, M_PREALLOC17, -EFSCORRUPTED },
@@ -126,7 +126,7 @@ static unsigned mutate(enum mutation m, unsigned len)
 	memcpy(&c, val, ITEM);
 	switch (m) {
 	case M_KIND0: c.kind = 0; break;
-	case M_KIND6: c.kind = 6; break;
+	case M_KIND8: c.kind = 8; break;
 	case M_ULEN1: c.ulen = cpu_to_le32(1); break;
 	case M_CHECKSUM: c.checksum = cpu_to_le32(1); break;
 	case M_NBLOCKS1: c.nblocks = 1; break;

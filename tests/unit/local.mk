@@ -27,6 +27,7 @@ UNIT_TESTS = \
 	tests/unit/check_iobatch \
 	tests/unit/check_commit \
 	tests/unit/check_update \
+	tests/unit/check_blockmap \
 	tests/unit/check_pack \
 	tests/unit/check_acl \
 	tests/unit/check_imagelock \
@@ -43,6 +44,7 @@ tests_unit_check_cluster_item_SOURCES = tests/unit/check_cluster_item.c \
 FS_TESTLIB = tests/unit/fs_testlib.c tests/unit/fs_testlib.h
 tests_unit_check_commit_SOURCES = tests/unit/check_commit.c $(FS_TESTLIB)
 tests_unit_check_update_SOURCES = tests/unit/check_update.c $(FS_TESTLIB)
+tests_unit_check_blockmap_SOURCES = tests/unit/check_blockmap.c $(FS_TESTLIB)
 tests_unit_check_pack_SOURCES = tests/unit/check_pack.c $(FS_TESTLIB)
 
 BTREE_TESTLIB = tests/unit/btree_testlib.c tests/unit/btree_testlib.h
