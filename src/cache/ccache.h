@@ -13,6 +13,7 @@
 #ifndef CZFS_CCACHE_H
 #define CZFS_CCACHE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -35,6 +36,9 @@ struct czfs_centry {
 	uint32_t wseq;
 	uint64_t wmask;			/* bit i: block i written since it was
 					 * loaded or last written back */
+	atomic_bool partial;		/* only the wmask blocks hold data: a
+					 * write of whole blocks did not load
+					 * it (load.h: czfs_load_blocks) */
 	/* private to ccache.c */
 	unsigned refs;
 	bool dead;			/* failed or invalidated: not in the hash */

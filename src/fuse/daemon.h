@@ -105,6 +105,8 @@ struct czfs_daemon_stats {
 	atomic_ullong wb_hot;		/* of them block by block (wbblocks.h) */
 	atomic_ullong wb_hot_fresh;	/* blocks those wrote */
 	atomic_ullong wb_hot_kept;	/* blocks they kept where they were */
+	atomic_ullong partial_writes;	/* clusters written without a load */
+	atomic_ullong partial_completed;	/* and loaded after all */
 	atomic_ullong packs_written;	/* packs of small files (wbpack.c) */
 	atomic_ullong packed_files;	/* files written back into them */
 	atomic_ullong list_attrs;	/* READDIRPLUS entries with attributes */
@@ -139,6 +141,9 @@ struct czfs_daemon {
 	 * lost with the connection) are closed at unmount */
 	pthread_mutex_t open_lock;
 	struct czfs_open_file *open_files;
+	/* Serialises the completion of a partial cache entry with the
+	 * writes into it (load.h: czfs_load_complete). */
+	pthread_mutex_t partial_lock;
 	/* Staged pages of all streams, kept under a quarter of the pool so
 	 * that they never starve the cluster cache (staging.c). */
 	atomic_ullong staged_pages;

@@ -519,7 +519,106 @@ int czfs_load_get(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 			err = ls[0].err;
 		}
 	}
+	/* 4: entries written in whole blocks without a load are completed */
+	for (unsigned i = 0; i < n && err >= 0; i++)
+		err = czfs_load_complete(dm, ii, ents[i]);
 	if (err)
 		put_all(dm, ents, n);
 	return err < 0 ? err : 0;
+}
+
+int czfs_load_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		     uint64_t idx, struct czfs_centry **out)
+{
+	struct load_scratch *sc = load_scratch();
+	struct czfs_centry *e;
+	int err;
+
+	if (!sc)
+		return -ENOMEM;
+	err = czfs_ccache_get(dm->cc, ii->ino, idx, CZFS_CC_CREATE, &e);
+	if (err < 0)
+		return err;
+	*out = e;
+	if (err == 0)		/* cached, partial or whole: written as it is */
+		return 0;
+	/* ours: no writeback can change the item while we hold it LOADING */
+	sc->b.first = idx;
+	sc->b.n = 1;
+	err = czfs_load_lookup(dm, ii, &sc->b);
+	if (!err && sc->b.ci[0].kind == CZFS_CLUSTER_BLOCKMAP) {
+		e->len = sc->b.ci[0].ulen;
+		err = czfs_ccache_alloc_run(dm->cc, e, ii->cluster_shift);
+		if (!err) {
+			atomic_store(&e->partial, true);
+			atomic_fetch_add(&dm->st.partial_writes, 1);
+		}
+		czfs_ccache_loaded(dm->cc, e, err);
+	} else {
+		sc->ls[0].e = e;
+		sc->ls[0].err = err;
+		czfs_load_batch(dm, ii, NULL, &sc->b, sc->ls, 1,
+				CZFS_LOAD_BY_READER);
+		err = sc->ls[0].err;
+	}
+	if (err)
+		czfs_ccache_put(dm->cc, e);
+	return err;
+}
+
+/* The blocks of e not in its wmask from data (its cluster decoded). */
+static void fill_unwritten(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+			   struct czfs_centry *e, const uint8_t *data)
+{
+	uint32_t pages[CZFS_MAX_CLUSTER_BLOCKS];
+
+	czfs_centry_pages(e, pages);
+	for (unsigned i = 0; i < 1u << ii->cluster_shift; i++)
+		if (!(e->wmask & (1ull << i)))
+			czfs_memcpy_to_pages(dm->pool, pages,
+					     (uint64_t)i * CZFS_BLOCK_SIZE,
+					     data + (size_t)i * CZFS_BLOCK_SIZE,
+					     CZFS_BLOCK_SIZE);
+}
+
+int czfs_load_complete(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		       struct czfs_centry *e)
+{
+	uint32_t cbytes = czfs_inode_cluster_bytes(ii);
+	struct czfs_thread *t = czfs_fuse_thread();
+	void *scratch = NULL, *data = NULL;
+	struct czfs_cluster_info ci;
+	uint8_t inl[CZFS_INLINE_MAX];
+	int err;
+
+	if (!atomic_load(&e->partial))
+		return 0;
+	if (!t || posix_memalign(&scratch, CZFS_BLOCK_SIZE, CZFS_MAX_CLUSTER_SIZE) ||
+	    posix_memalign(&data, CZFS_BLOCK_SIZE, CZFS_MAX_CLUSTER_SIZE)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* the blocks it lacks are the same in every item since its creation:
+	 * writeback keeps them, and only writes into it would change them */
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_cluster_lookup(dm->fs, ii, e->idx, 1, &ci, inl);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	if (!err)
+		err = czfs_cluster_read(dm->fs, t->codec, &ci, scratch, data, cbytes);
+	if (err) {
+		czfs_err("inode %llu cluster %llu: %s", (unsigned long long)ii->ino,
+			 (unsigned long long)e->idx, strerror(-err));
+		goto out;
+	}
+	pthread_mutex_lock(&dm->partial_lock);
+	if (atomic_load(&e->partial)) {
+		fill_unwritten(dm, ii, e, data);
+		atomic_store(&e->partial, false);
+		atomic_fetch_add(&dm->st.partial_completed, 1);
+	}
+	pthread_mutex_unlock(&dm->partial_lock);
+out:
+	free(scratch);
+	free(data);
+	return err;
 }

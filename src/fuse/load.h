@@ -99,4 +99,24 @@ int czfs_load_get(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		  struct czfs_staging *stg, uint64_t first, unsigned n,
 		  struct czfs_centry **ents);
 
+/*
+ * Cluster idx for a write of whole blocks: as czfs_load_get, but a
+ * BLOCKMAP cluster not in the cache is not loaded: its entry is partial
+ * (only the blocks the writes set in wmask hold data; its len is the
+ * item's), since writeback keeps the other blocks where they are.  Every
+ * other way to an entry (czfs_load_get, writeback) completes a partial
+ * one first.  Returns 0 with a reference in *e, or -errno.
+ */
+int czfs_load_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		     uint64_t idx, struct czfs_centry **e);
+
+/*
+ * Complete a partial entry: its stored item read and decoded, the blocks
+ * not in wmask copied into its pages under dm->partial_lock (which the
+ * writes into a partial entry take too), then not partial.  0 (also for
+ * an entry that is not partial) or -errno.
+ */
+int czfs_load_complete(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		       struct czfs_centry *e);
+
 #endif /* CZFS_FUSE_LOAD_H */

@@ -500,6 +500,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 	int err;
 
 	pthread_mutex_init(&dm->open_lock, NULL);
+	pthread_mutex_init(&dm->partial_lock, NULL);
 	czfs_rdplus_init(&dm->rdp);
 	err = czfs_fs_open(dm->opts.image, &fo, &dm->fs);
 	if (!err && !dm->opts.ro)

@@ -36,7 +36,8 @@ static void now(struct timespec *ts)
 
 /*
  * The cache entry of cluster idx, ready to take [in, in + n): with pages.
- * Nothing is read when the write covers everything the cluster holds.
+ * Nothing is read when the write covers everything the cluster holds, nor
+ * for whole blocks of a block-mapped cluster (czfs_load_blocks).
  */
 static int cluster_for_write(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 			     uint64_t idx, uint64_t in, uint64_t n,
@@ -48,7 +49,9 @@ static int cluster_for_write(struct czfs_daemon *dm, const struct czfs_inode_inf
 	struct czfs_centry *e;
 	int ret;
 
-	if (!fresh) {
+	if (!fresh && !(in % CZFS_BLOCK_SIZE) && !(n % CZFS_BLOCK_SIZE)) {
+		ret = czfs_load_blocks(dm, ii, idx, &e);
+	} else if (!fresh) {
 		ret = czfs_load_get(dm, ii, NULL, idx, 1, &e);
 	} else {
 		ret = czfs_ccache_get(dm->cc, ii->ino, idx, CZFS_CC_CREATE, &e);
@@ -73,10 +76,8 @@ static int cluster_for_write(struct czfs_daemon *dm, const struct czfs_inode_inf
 	return 0;
 }
 
-/* Copy n bytes at in into e (mi->lock held); a gap after the old end is
- * zeroed, as the file reads it. */
-static void fill(struct czfs_daemon *dm, struct czfs_centry *e, uint64_t in,
-		 const void *buf, uint64_t n)
+static void fill_pages(struct czfs_daemon *dm, struct czfs_centry *e,
+		       uint64_t in, const void *buf, uint64_t n)
 {
 	uint32_t pages[CZFS_MAX_CLUSTER_BLOCKS];
 	static const uint8_t zeros[CZFS_BLOCK_SIZE];
@@ -91,6 +92,36 @@ static void fill(struct czfs_daemon *dm, struct czfs_centry *e, uint64_t in,
 	e->len = (uint32_t)MAX((uint64_t)e->len, in + n);
 }
 
+/* Copy n bytes at in into e (mi->lock held); a gap after the old end is
+ * zeroed, as the file reads it.  Into a partial entry, under
+ * dm->partial_lock: its completion must not copy over these bytes. */
+static void fill(struct czfs_daemon *dm, struct czfs_centry *e, uint64_t in,
+		 const void *buf, uint64_t n)
+{
+	bool partial = atomic_load(&e->partial);
+
+	if (partial)
+		pthread_mutex_lock(&dm->partial_lock);
+	fill_pages(dm, e, in, buf, n);
+	if (partial)
+		pthread_mutex_unlock(&dm->partial_lock);
+}
+
+/*
+ * A write at in past the end of a partial entry zeroes the gap and marks
+ * the gap's first block written: that block must hold its stored bytes
+ * first when the end falls inside it and no write gave it data.
+ */
+static bool needs_head(struct czfs_centry *e, uint64_t start, uint64_t in,
+		       uint64_t size)
+{
+	/* (the end as the write will see it: the file's, if shorter) */
+	uint64_t len = MIN((uint64_t)e->len, size > start ? size - start : 0);
+
+	return atomic_load(&e->partial) && in > len && len % CZFS_BLOCK_SIZE &&
+	       !(e->wmask & (1ull << (len / CZFS_BLOCK_SIZE)));
+}
+
 static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 			 const struct czfs_inode_info *ii, uint64_t pos,
 			 const void *buf, uint64_t n)
@@ -103,7 +134,18 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	err = cluster_for_write(dm, ii, pos / cbytes, in, n, &e);
 	if (err)
 		return err;
-	pthread_mutex_lock(&mi->lock);
+	for (;;) {	/* completed without mi->lock (it reads the image) */
+		err = needs_head(e, pos - in, in, mi->ii.size) ?
+		      czfs_load_complete(dm, ii, e) : 0;
+		if (err) {
+			czfs_ccache_put(dm->cc, e);
+			return err;
+		}
+		pthread_mutex_lock(&mi->lock);
+		if (!needs_head(e, pos - in, in, mi->ii.size))
+			break;
+		pthread_mutex_unlock(&mi->lock);
+	}
 	err = czfs_writeback_mark_dirty(dm, mi, e, promised);
 	if (!err) {
 		/* bytes past the end of the file are not its data */

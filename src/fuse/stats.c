@@ -58,6 +58,8 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "writeback.hot %llu\n", ld(&s->wb_hot));
 	put(o, "writeback.hot_written %llu\n", ld(&s->wb_hot_fresh));
 	put(o, "writeback.hot_kept %llu\n", ld(&s->wb_hot_kept));
+	put(o, "cluster.partial_writes %llu\n", ld(&s->partial_writes));
+	put(o, "cluster.partial_completed %llu\n", ld(&s->partial_completed));
 	put(o, "cluster.loads_reader %llu\n", ld(&s->loads_reader));
 	put(o, "cluster.loads_prefetch %llu\n", ld(&s->loads_prefetch));
 	put(o, "cluster.load_errors %llu\n", ld(&s->load_errors));

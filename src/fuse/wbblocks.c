@@ -18,8 +18,8 @@ void czfs_wbblocks_plan(const struct czfs_cluster_info *old, uint64_t dirty,
 			const void *data, uint32_t len, bool zero_detect,
 			struct czfs_wbblocks *p)
 {
-	/* a block old holds only in part is written again: its stored
-	 * padding need not be what the pages hold past old's end */
+	/* a block old holds only in part is not kept: its bytes past old's
+	 * end are not zeros on disk, and the cluster may hold more now */
 	unsigned full = old->ulen / CZFS_BLOCK_SIZE;
 
 	*p = (struct czfs_wbblocks){ .n = DIV_ROUND_UP(len, CZFS_BLOCK_SIZE),
@@ -36,6 +36,8 @@ void czfs_wbblocks_plan(const struct czfs_cluster_info *old, uint64_t dirty,
 			p->nkept += a != 0;
 			continue;
 		}
+		if (!(dirty & (1ull << i)))
+			p->unwritten |= 1ull << i;	/* from the pages */
 		if (zero_detect && czfs_is_zero(b, CZFS_BLOCK_SIZE)) {
 			czfs_blockmap_set(p->map, i, 0, 0);
 			continue;

@@ -23,6 +23,9 @@ struct czfs_bdev;
 struct czfs_wbblocks {
 	uint8_t map[CZFS_MAX_CLUSTER_BLOCKS * sizeof(struct czfs_cluster_block)];
 	uint64_t fresh;			/* entries written now */
+	uint64_t unwritten;		/* not dirty, yet not kept: taken from
+					 * the pages (a partial entry must be
+					 * completed first) */
 	unsigned nfresh, nkept;
 	unsigned n;			/* entries: blocks of len bytes */
 	uint32_t len;
@@ -33,8 +36,8 @@ struct czfs_wbblocks {
  * mapped) replacing old, dirty its written blocks: a block not written
  * that old, a BLOCKMAP, holds in full is kept with its checksum (a RAW
  * cluster's blocks are not: their checksums would have to come from
- * pages a writer may be changing); with zero_detect a block of zeros
- * takes none; the rest are fresh.
+ * pages a writer may be changing); with
+ * zero_detect a block of zeros takes none; the rest are fresh.
  */
 void czfs_wbblocks_plan(const struct czfs_cluster_info *old, uint64_t dirty,
 			const void *data, uint32_t len, bool zero_detect,

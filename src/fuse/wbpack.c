@@ -42,6 +42,7 @@ bool czfs_wbpack_fits(struct czfs_daemon *dm, struct czfs_minode *mi,
 	    ii->size >= cbytes ||
 	    !czfs_pack_tail(ii->size, cbytes, CZFS_PACK_MAX_ULEN) ||
 	    e->idx || e->len != ii->size || e->page == CZFS_NO_PAGE ||
+	    atomic_load(&e->partial) ||
 	    dm->opts.nopack ||
 	    (!dm->opts.no_zero_detect && all_zero(dm, e, (uint32_t)ii->size)))
 		return false;

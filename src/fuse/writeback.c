@@ -12,6 +12,7 @@
 #include "daemon.h"
 #include "discard.h"
 #include "fs.h"
+#include "load.h"
 #include "log.h"
 #include "minode.h"
 #include "pagepool.h"
@@ -237,7 +238,14 @@ static int wb_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	if (err)
 		return err;
 	czfs_wbblocks_plan(old, w->wmask, rm.addr, w->e->len, pol->zero_detect, p);
-	if (p->nfresh) {
+	if (p->unwritten && atomic_load(&w->e->partial)) {
+		/* blocks it must take from pages it never loaded */
+		err = czfs_load_complete(dm, ii, w->e);
+		if (!err)
+			czfs_wbblocks_plan(old, w->wmask, rm.addr, w->e->len,
+					   pol->zero_detect, p);
+	}
+	if (!err && p->nfresh) {
 		err = czfs_temp_alloc(dm, p->nfresh, &tp, &dm->st.temp_alloc);
 		if (!err)
 			err = czfs_win_map(dm->wc, tp.pages, tp.n, true, &cm);
@@ -291,6 +299,9 @@ static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	wb_policy(dm, ii, w->e->idx, &pol);
 	if (wb_is_hot(dm, ii, w, &old, w->inl))
 		return wb_blocks(dm, ii, &pol, &old, w);
+	err = czfs_load_complete(dm, ii, w->e);	/* encoded whole */
+	if (err)
+		return err;
 	czfs_centry_pages(w->e, rpages);
 	err = czfs_temp_alloc(dm, MIN(rn + 1, (unsigned)CZFS_MAX_CLUSTER_BLOCKS),
 			      &tp, &dm->st.temp_alloc);
@@ -393,6 +404,10 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 		if (!err && ws[i].done && e->wseq == ws[i].seq) {
 			e->dirty = false;
 			e->wmask = 0;
+			/* without its written blocks it holds nothing */
+			if (atomic_load(&e->partial))
+				czfs_ccache_invalidate_range(dm->cc, mi->ino,
+							     e->idx, e->idx + 1);
 			czfs_writeback_unreserve(dm, per);
 			mi->reserved -= per;
 			czfs_ccache_put(dm->cc, e);

@@ -60,8 +60,12 @@ for cfg in lz4:64k zstd:16k lz4hc:256k none:32k; do
 	rw_mount_existing
 	cmp "$M/f" "$T/model" || fail "$cfg: differs after a remount"
 
-	note "$cfg: a daemon killed after an fsync loses nothing"
+	note "$cfg: whole blocks written without a load, then a kill -9 after an fsync"
 	python3 "$HOT" "$M/f" "$T/model" 8 500 || fail "$cfg: rewrites read back wrong"
+	[ "$(stat_of cluster.partial_writes)" -gt 0 ] ||
+		fail "$cfg: every cluster was loaded before its whole blocks were written"
+	[ "$(stat_of cluster.partial_completed)" -gt 0 ] ||
+		fail "$cfg: the read-back completed no partial cluster"
 	rw_kill_daemon
 	rw_fsck
 	rw_mount_existing
