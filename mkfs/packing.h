@@ -46,8 +46,12 @@ struct mk_member {
 
 struct mk_packer;
 
+/*
+ * A packer for the members of tree t (which it reads only here, to learn
+ * which tail lengths repeat).  0 or -ENOMEM.
+ */
 int mk_packer_new(const struct mk_pack_opts *o, unsigned cbytes,
-		  struct mk_packer **out);
+		  const struct mk_tree *t, struct mk_packer **out);
 void mk_packer_free(struct mk_packer *pk);
 
 /* Bytes of ip's tail that a pack takes, 0 if it is no member. */

@@ -560,7 +560,7 @@ int mk_pipe_start(const struct mk_tree *t, const struct mk_pipe_opts *o,
 	pthread_cond_init(&p->cv_done, NULL);
 	err = slots_alloc(p);
 	if (!err && o->pack.enabled)
-		err = mk_packer_new(&o->pack, p->cbytes, &p->pk);
+		err = mk_packer_new(&o->pack, p->cbytes, t, &p->pk);
 	if (!err)
 		err = threads_start(p);
 	if (err) {
