@@ -67,25 +67,38 @@ static bool wait_reader(struct mk_prefetch *pf, uint64_t lag, uint64_t *at)
 	return go;
 }
 
+/* Count off the advice of the inodes in [*lag, end): the reader has them. */
+static void count_off(const struct mk_prefetch *pf, uint64_t *lag,
+		      uint64_t *pending, uint64_t end)
+{
+	for (; *lag < end; (*lag)++)
+		*pending -= advice_len(pf, *lag);
+}
+
 static void *prefetch_main(void *arg)
 {
 	struct mk_prefetch *pf = arg;
-	uint64_t lag = 0, at = 0;	/* inodes before lag are read */
+	uint64_t lag = 0;		/* inodes before lag are counted off */
 	uint64_t pending = 0;		/* advised bytes of [lag, i) */
 
 	for (uint64_t i = 0; i < pf->t->count; i++) {
 		uint64_t len = advice_len(pf, i);
+		uint64_t at = __atomic_load_n(&pf->reader_at, __ATOMIC_RELAXED);
 
 		if (!len)
 			continue;
-		while (pending + len > pf->ahead && lag < i) {
-			if (lag >= at && !wait_reader(pf, lag, &at))
-				return NULL;
-			for (; lag < MIN(at, i); lag++)
-				pending -= advice_len(pf, lag);
-		}
 		if (__atomic_load_n(&pf->stop, __ATOMIC_RELAXED))
 			break;
+		while (at <= i && pending + len > pf->ahead && lag < i) {
+			if (lag >= at && !wait_reader(pf, lag, &at))
+				return NULL;
+			count_off(pf, &lag, &pending, MIN(at, i));
+		}
+		if (at > i) {	/* the reader passed it: advice comes too late */
+			count_off(pf, &lag, &pending, i);
+			lag = i + 1;
+			continue;
+		}
 		advise(pf, pf->t->inodes[i], len);
 		pending += len;
 	}
@@ -121,7 +134,7 @@ void mk_prefetch_at(struct mk_prefetch *pf, uint64_t i)
 	if (!pf)
 		return;
 	pthread_mutex_lock(&pf->lock);
-	pf->reader_at = i;
+	__atomic_store_n(&pf->reader_at, i, __ATOMIC_RELAXED);
 	pthread_cond_signal(&pf->cv);
 	pthread_mutex_unlock(&pf->lock);
 }

@@ -129,9 +129,8 @@ START_TEST(skips_copies_sparse_and_others)
 	inodes[1].copy_of = &inodes[0];
 	inodes[2].maybe_sparse = true;
 	inodes[3].mode = S_IFDIR | 0755;
-	/* when the reader is past them all */
+	/* when the reader is on the first, with room for all */
 	ck_assert_int_eq(mk_prefetch_start(&tree, 64 * FILE_BYTES, &pf), 0);
-	mk_prefetch_at(pf, NFILES);
 	/* then every other file is read ahead, those never */
 	for (unsigned i = 4; i < NFILES; i++)
 		ck_assert(wait_resident(i));
@@ -142,6 +141,27 @@ START_TEST(skips_copies_sparse_and_others)
 	/* and NULL is no thread */
 	mk_prefetch_at(NULL, 0);
 	mk_prefetch_stop(NULL);
+	close(tree.rootfd);
+}
+END_TEST
+
+START_TEST(skips_what_the_reader_passed)
+{
+	struct mk_prefetch *pf;
+
+	/* given evicted files and one file's worth of advice allowed */
+	ck_assert(setup());
+	ck_assert_int_eq(mk_prefetch_start(&tree, FILE_BYTES, &pf), 0);
+	ck_assert(wait_resident(0));
+	/* when the reader jumps from the first file to the sixth */
+	mk_prefetch_at(pf, 5);
+	/* then the sixth is read ahead, and the files it passed are not */
+	ck_assert(wait_resident(5));
+	usleep(200000);
+	for (unsigned i = 1; i < NFILES; i++)
+		if (i != 5)
+			ck_assert_int_eq(resident(i), 0);
+	mk_prefetch_stop(pf);
 	close(tree.rootfd);
 }
 END_TEST
@@ -173,6 +193,7 @@ int main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, stays_ahead_bytes_past_the_reader);
 	tcase_add_test(tc, skips_copies_sparse_and_others);
+	tcase_add_test(tc, skips_what_the_reader_passed);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
