@@ -4,6 +4,7 @@ mkfs_mkfs_czfs_SOURCES = \
 	mkfs/main.c \
 	mkfs/scan.c mkfs/scan.h \
 	mkfs/pipeline.c mkfs/pipeline.h \
+	mkfs/prefetch.c mkfs/prefetch.h \
 	mkfs/image.c mkfs/image.h \
 	mkfs/writer.c mkfs/writer.h \
 	mkfs/packing.c mkfs/packing.h \

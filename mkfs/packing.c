@@ -19,9 +19,9 @@
 /* ---- the reader's side ---------------------------------------------------- */
 
 struct seen {
-	uint64_t h[2];			/* 0, 0: a free slot */
+	uint64_t h[2];			/* SipHash-2-4-128 of the bytes */
 	uint64_t seq;
-	uint32_t off, len;
+	uint32_t off, len;		/* len 0: a free slot */
 };
 
 struct mk_packer {
@@ -31,17 +31,58 @@ struct mk_packer {
 	unsigned cap;
 	struct seen *seen;		/* open addressing, power of 2 */
 	size_t seen_cap, seen_n;
+	uint8_t *shared_len;		/* by tail length: 1 if two tails have it */
 };
 
+unsigned mk_pack_tail(const struct mk_packer *pk, const struct mk_inode *ip)
+{
+	/* a sparse file's clusters come from its data runs: not packed */
+	if (!pk || !S_ISREG(ip->mode) || !ip->size || ip->maybe_sparse)
+		return 0;
+	return czfs_pack_tail(ip->size, pk->cbytes, pk->o.pack_max);
+}
+
+/*
+ * Which tail lengths two members share: a tail whose length no other
+ * tail has cannot be a copy, nor be copied, so it is never hashed.
+ * Every member is known from the scan (each is in one window).
+ */
+static int count_lengths(struct mk_packer *pk, const struct mk_tree *t)
+{
+	uint8_t *once = calloc(pk->cbytes, 1);
+
+	pk->shared_len = calloc(pk->cbytes, 1);
+	if (!once || !pk->shared_len) {
+		free(once);
+		return -ENOMEM;
+	}
+	for (uint64_t i = 0; i < t->count; i++) {
+		unsigned tail = mk_pack_tail(pk, t->inodes[i]);
+
+		if (!tail)
+			continue;
+		pk->shared_len[tail] |= once[tail];
+		once[tail] = 1;
+	}
+	free(once);
+	return 0;
+}
+
 int mk_packer_new(const struct mk_pack_opts *o, unsigned cbytes,
-		  struct mk_packer **out)
+		  const struct mk_tree *t, struct mk_packer **out)
 {
 	struct mk_packer *pk = calloc(1, sizeof(*pk));
+	int err;
 
 	if (!pk)
 		return -ENOMEM;
 	pk->o = *o;
 	pk->cbytes = cbytes;
+	err = o->dedup ? count_lengths(pk, t) : 0;
+	if (err) {
+		mk_packer_free(pk);
+		return err;
+	}
 	*out = pk;
 	return 0;
 }
@@ -52,15 +93,8 @@ void mk_packer_free(struct mk_packer *pk)
 		return;
 	free(pk->members);
 	free(pk->seen);
+	free(pk->shared_len);
 	free(pk);
-}
-
-unsigned mk_pack_tail(const struct mk_packer *pk, const struct mk_inode *ip)
-{
-	/* a sparse file's clusters come from its data runs: not packed */
-	if (!pk || !S_ISREG(ip->mode) || !ip->size || ip->maybe_sparse)
-		return 0;
-	return czfs_pack_tail(ip->size, pk->cbytes, pk->o.pack_max);
 }
 
 static const char *ext_of(const char *path)
@@ -141,9 +175,9 @@ static int seen_grow(struct mk_packer *pk)
 		const struct seen *e = &pk->seen[i];
 		size_t k;
 
-		if (!e->h[0] && !e->h[1])
+		if (!e->len)
 			continue;
-		for (k = e->h[0] & (cap - 1); s[k].h[0] || s[k].h[1];
+		for (k = e->h[0] & (cap - 1); s[k].len;
 		     k = (k + 1) & (cap - 1))
 			;
 		s[k] = *e;
@@ -156,18 +190,16 @@ static int seen_grow(struct mk_packer *pk)
 
 int mk_pack_place(struct mk_packer *pk, const void *data, struct mk_member *m)
 {
-	static const uint64_t k0[2] = { 0x6d6b66732d706163ull, 0x6b2d636f70792d30ull };
-	static const uint64_t k1[2] = { 0x6d6b66732d706163ull, 0x6b2d636f70792d31ull };
+	static const uint64_t key[2] = { 0x6d6b66732d706163ull, 0x6b2d636f70792d30ull };
 	uint64_t h[2];
 	size_t k;
 
-	if (!pk->o.dedup)
+	if (!pk->o.dedup || !pk->shared_len[m->len])
 		return 0;
 	if ((pk->seen_n + 1) * 2 > pk->seen_cap && seen_grow(pk))
 		return 0;		/* no memory: stored, not shared */
-	h[0] = czfs_siphash(k0, data, m->len);
-	h[1] = czfs_siphash(k1, data, m->len) | 1;	/* never 0, 0 */
-	for (k = h[0] & (pk->seen_cap - 1); pk->seen[k].h[0] || pk->seen[k].h[1];
+	czfs_siphash128(key, data, m->len, h);
+	for (k = h[0] & (pk->seen_cap - 1); pk->seen[k].len;
 	     k = (k + 1) & (pk->seen_cap - 1)) {
 		const struct seen *e = &pk->seen[k];
 

@@ -5,8 +5,9 @@
  * small file, or a bigger file's tail) is a member; the members' tails are
  * read, in --sort order, into packs of up to pack_max bytes, each a ring
  * chunk of its own, sent before any other chunk of the window's inodes.
- * A tail equal to one packed before (a 128-bit hash of its bytes) points
- * at that one's range instead.  The consumer writes each pack once and
+ * A tail equal to one packed before (a SipHash-128 of its bytes, taken
+ * only of tails whose length another member has) points at that one's
+ * range instead.  The consumer writes each pack once and
  * gives each member inode its PACKED cluster item; the PACK items, with
  * the references counted, go last.
  */
@@ -46,8 +47,12 @@ struct mk_member {
 
 struct mk_packer;
 
+/*
+ * A packer for the members of tree t (which it reads only here, to learn
+ * which tail lengths repeat).  0 or -ENOMEM.
+ */
 int mk_packer_new(const struct mk_pack_opts *o, unsigned cbytes,
-		  struct mk_packer **out);
+		  const struct mk_tree *t, struct mk_packer **out);
 void mk_packer_free(struct mk_packer *pk);
 
 /* Bytes of ip's tail that a pack takes, 0 if it is no member. */

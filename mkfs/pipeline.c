@@ -21,10 +21,12 @@
 #include "compress.h"
 #include "pack.h"
 #include "pipeline.h"
+#include "prefetch.h"
 #include "scan.h"
 #include "util.h"
 
 #define MK_CHUNK_BYTES	(256u << 10)	/* one read(2), one ring slot */
+#define MK_PREFETCH_AHEAD (32ull << 20)	/* file data asked for ahead */
 
 enum slot_state { SLOT_FREE, SLOT_READY, SLOT_BUSY, SLOT_DONE };
 
@@ -54,6 +56,7 @@ struct mk_pipe {
 	pthread_t *workers;
 	unsigned nworkers;
 	struct mk_packer *pk;		/* NULL: no packing */
+	struct mk_prefetch *pf;		/* NULL: none (it is only a hint) */
 	uint64_t next_seq;		/* of the next pack */
 };
 
@@ -336,6 +339,7 @@ static int read_inodes(struct mk_pipe *p)
 		const struct mk_inode *ip = p->t->inodes[i];
 		unsigned tail = i < wend || !p->pk ? 0 : mk_pack_tail(p->pk, ip);
 
+		mk_prefetch_at(p->pf, i);
 		if (tail) {	/* a window starts */
 			err = mk_pack_window(p->pk, p->t, i, &wend, &mem, &n);
 			if (!err)
@@ -528,6 +532,8 @@ static int threads_start(struct mk_pipe *p)
 	p->workers = calloc(p->o.jobs, sizeof(*p->workers));
 	if (!p->workers)
 		return -ENOMEM;
+	if (p->t->rootfd >= 0)	/* without it, reads only wait longer */
+		(void)mk_prefetch_start(p->t, MK_PREFETCH_AHEAD, &p->pf);
 	for (; p->nworkers < p->o.jobs; p->nworkers++) {
 		err = pthread_create(&p->workers[p->nworkers], NULL,
 				     worker_main, p);
@@ -560,7 +566,7 @@ int mk_pipe_start(const struct mk_tree *t, const struct mk_pipe_opts *o,
 	pthread_cond_init(&p->cv_done, NULL);
 	err = slots_alloc(p);
 	if (!err && o->pack.enabled)
-		err = mk_packer_new(&o->pack, p->cbytes, &p->pk);
+		err = mk_packer_new(&o->pack, p->cbytes, t, &p->pk);
 	if (!err)
 		err = threads_start(p);
 	if (err) {
@@ -581,6 +587,7 @@ int mk_pipe_stop(struct mk_pipe *p)
 		pthread_join(p->workers[i], NULL);
 	if (p->reader_started)
 		pthread_join(p->reader, NULL);
+	mk_prefetch_stop(p->pf);
 	err = p->err;
 	if (p->msg[0])
 		fprintf(stderr, "%s\n", p->msg);

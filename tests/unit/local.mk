@@ -32,7 +32,8 @@ UNIT_TESTS = \
 	tests/unit/check_acl \
 	tests/unit/check_imagelock \
 	tests/unit/check_url \
-	tests/unit/check_rcache
+	tests/unit/check_rcache \
+	tests/unit/check_prefetch
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -46,6 +47,11 @@ tests_unit_check_commit_SOURCES = tests/unit/check_commit.c $(FS_TESTLIB)
 tests_unit_check_update_SOURCES = tests/unit/check_update.c $(FS_TESTLIB)
 tests_unit_check_blockmap_SOURCES = tests/unit/check_blockmap.c $(FS_TESTLIB)
 tests_unit_check_pack_SOURCES = tests/unit/check_pack.c $(FS_TESTLIB)
+
+# mkfs's read-ahead thread, built from its source.
+tests_unit_check_prefetch_SOURCES = tests/unit/check_prefetch.c \
+	mkfs/prefetch.c mkfs/prefetch.h
+tests_unit_check_prefetch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mkfs
 
 BTREE_TESTLIB = tests/unit/btree_testlib.c tests/unit/btree_testlib.h
 tests_unit_check_btree_SOURCES = tests/unit/check_btree.c $(BTREE_TESTLIB)
