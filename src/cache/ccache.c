@@ -306,22 +306,40 @@ void czfs_ccache_invalidate(struct czfs_ccache *cc, uint64_t ino, uint64_t from)
 	czfs_ccache_invalidate_range(cc, ino, from, UINT64_MAX);
 }
 
+static void invalidate(struct czfs_ccache *cc, struct czfs_centry *e)
+{
+	hash_del(cc, e);
+	if (!e->refs) {
+		lru_del(e);
+		entry_free(cc, e);
+	}
+}
+
+/* A short range is looked up index by index, not by a scan of the hash:
+ * writeback drops one entry at a time (a partial one, written back). */
+#define INVALIDATE_LOOKUPS	64
+
 void czfs_ccache_invalidate_range(struct czfs_ccache *cc, uint64_t ino,
 				  uint64_t from, uint64_t to)
 {
 	pthread_mutex_lock(&cc->lock);
+	if (to > from && to - from <= INVALIDATE_LOOKUPS) {
+		for (uint64_t idx = from; idx < to; idx++) {
+			struct czfs_centry *e = hash_find(cc, ino, idx);
+
+			if (e)
+				invalidate(cc, e);
+		}
+		pthread_mutex_unlock(&cc->lock);
+		return;
+	}
 	for (uint64_t b = 0; b <= cc->hmask; b++) {
 		struct czfs_centry *e = cc->hash[b], *next;
 
 		for (; e; e = next) {
 			next = e->hnext;
-			if (e->ino != ino || e->idx < from || e->idx >= to)
-				continue;
-			hash_del(cc, e);
-			if (!e->refs) {
-				lru_del(e);
-				entry_free(cc, e);
-			}
+			if (e->ino == ino && e->idx >= from && e->idx < to)
+				invalidate(cc, e);
 		}
 	}
 	pthread_mutex_unlock(&cc->lock);

@@ -160,6 +160,15 @@ START_TEST(invalidate_drops_range_even_when_referenced)
 	czfs_ccache_put(cc, held);
 	czfs_pool_get_stats(pool, &st);
 	ck_assert_uint_eq(st.used, 16);	/* only (4, 1) is left */
+	/* a short range (looked up index by index) drops only its own */
+	czfs_ccache_put(cc, load(4, 7, &ret));
+	czfs_ccache_put(cc, load(5, 7, &ret));
+	czfs_ccache_invalidate_range(cc, 4, 7, 8);
+	ck_assert(!czfs_ccache_contains(cc, 4, 7));
+	ck_assert(czfs_ccache_contains(cc, 5, 7));
+	ck_assert(czfs_ccache_contains(cc, 4, 1));
+	czfs_ccache_invalidate_range(cc, 4, 0, 3);
+	ck_assert(!czfs_ccache_contains(cc, 4, 1));
 }
 END_TEST
 
