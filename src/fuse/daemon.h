@@ -31,6 +31,7 @@ struct czfs_stream;
 struct czfs_itable;
 struct czfs_minode;
 struct czfs_flusher;
+struct czfs_flushreq;
 struct czfs_remount;
 
 /* Decoded packs kept (packcache.h), 256 KiB each at most: an eighth of
@@ -125,6 +126,7 @@ struct czfs_daemon {
 	struct czfs_wincache *wc;
 	struct czfs_itable *it;		/* in-memory inodes */
 	struct czfs_flusher *fl;	/* writeback and checkpoints */
+	struct czfs_flushreq *fr;	/* what is asked of it (in fl) */
 	struct czfs_iobatch_opts io;
 	struct czfs_mount_opts opts;
 	double attr_timeout;		/* long while read-only */

@@ -24,7 +24,10 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/ops_ns.c \
 	src/fuse/ops_ioctl.c \
 	src/fuse/minode.c src/fuse/minode.h \
+	src/fuse/room.c src/fuse/room.h \
 	src/fuse/writeback.c src/fuse/writeback.h \
+	src/fuse/flusher.c src/fuse/flusher.h \
+	src/fuse/flushreq.c src/fuse/flushreq.h \
 	src/fuse/wbpack.c src/fuse/wbpack.h \
 	src/fuse/wbblocks.c src/fuse/wbblocks.h
 src_fuse_czfs_fuse_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)

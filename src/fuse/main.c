@@ -10,22 +10,23 @@
 #include <unistd.h>
 
 #include "ccache.h"
-#include "packcache.h"
 #include "compress.h"
 #include "daemon.h"
+#include "flusher.h"
 #include "fs.h"
 #include "log.h"
 #include "loop.h"
 #include "minode.h"
 #include "ops.h"
+#include "packcache.h"
 #include "pagepool.h"
 #include "remote.h"
 #include "remount.h"
+#include "room.h"
 #include "stream.h"
 #include "url.h"
 #include "utab.h"
 #include "util.h"
-#include "writeback.h"
 
 #define DEFAULT_CACHE_SIZE	(256ull << 20)
 #define DEFAULT_READAHEAD	(4ull << 20)
@@ -482,7 +483,7 @@ static int mount_rw(struct czfs_daemon *dm)
 		err = czfs_fs_commit_mount(fs);
 	if (err)
 		czfs_err("cannot mount read-write: %s", strerror(-err));
-	else if (!czfs_writeback_room(dm))	/* mkfs -d without -s: no room left */
+	else if (!czfs_room_free(dm))	/* mkfs -d without -s: no room left */
 		czfs_info("the image is full: writes fail with ENOSPC and access "
 			  "times are not kept; fsck.czfs --grow=SIZE raises its "
 			  "size limit, -o ro or noatime mounts it as it is");
@@ -505,7 +506,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 	err = czfs_fs_open(dm->opts.image, &fo, &dm->fs);
 	if (!err && !dm->opts.ro)
 		err = mount_rw(dm);
-	if (!err)	/* checkpoints punch after fs->lock (writeback.c) */
+	if (!err)	/* checkpoints punch after fs->lock (flusher.c) */
 		dm->fs->defer_discard = true;
 	if (!err)
 		err = czfs_itable_create(&dm->it);

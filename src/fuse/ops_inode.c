@@ -14,10 +14,12 @@
 #include "compress.h"
 #include "daemon.h"
 #include "dir.h"
+#include "flushreq.h"
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
 #include "ops.h"
+#include "room.h"
 #include "stats.h"
 #include "thread.h"
 #include "util.h"
@@ -209,7 +211,7 @@ static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 		czfs_smap_usage(&dm->fs->smap, &max, &used);
 		used = MIN(max, used + atomic_load(&dm->reserved_blocks));
 	}
-	avail = dm->opts.ro ? max - used : czfs_writeback_room(dm);
+	avail = dm->opts.ro ? max - used : czfs_room_free(dm);
 	sv.f_bsize = sv.f_frsize = CZFS_BLOCK_SIZE;
 	sv.f_blocks = max;
 	sv.f_bfree = max - used;
@@ -469,7 +471,7 @@ static int do_xattr_change(fuse_req_t req, fuse_ino_t ino, const char *name,
 		pthread_mutex_unlock(&mi->lock);
 	}
 	pthread_rwlock_unlock(&dm->fs->lock);
-	czfs_flusher_note_change(dm);
+	czfs_flushreq_change(dm);
 	czfs_mi_put(dm, mi);
 	return err;
 }

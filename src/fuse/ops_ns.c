@@ -17,13 +17,14 @@
 #include "compress.h"
 #include "daemon.h"
 #include "dir.h"
+#include "flushreq.h"
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
 #include "ops.h"
+#include "room.h"
 #include "thread.h"
 #include "util.h"
-#include "writeback.h"
 #include "xattr.h"
 
 #define ACL_MAX		(4 + 8 * CZFS_ACL_MAX_ENTRIES)
@@ -119,7 +120,7 @@ static int begin(struct czfs_daemon *dm)
 static void end(struct czfs_daemon *dm, struct held *h)
 {
 	pthread_rwlock_unlock(&dm->fs->lock);
-	czfs_flusher_note_change(dm);
+	czfs_flushreq_change(dm);
 	release(dm, h);
 }
 
@@ -302,7 +303,7 @@ static int make_node(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t parent,
 		err = czfs_fuse_flags_deny(p->ii.flags, true);
 	if (!err && czfs_dir_lookup(dm->fs, parent, name, len, ino, &type) == 0)
 		err = -EEXIST;
-	if (!err && czfs_writeback_room(dm) < 4)
+	if (!err && czfs_room_free(dm) < 4)
 		err = -ENOSPC;
 	if (!err) {
 		new_inode(dm, req, &p->ii, name, mode, rdev, &ii);
@@ -671,7 +672,7 @@ static int do_rename(struct czfs_daemon *dm, struct rename_op *r)
 	}
 	if (!err)
 		err = rename_checks(dm, r);
-	if (!err && r->flags & RENAME_WHITEOUT && czfs_writeback_room(dm) < 4)
+	if (!err && r->flags & RENAME_WHITEOUT && czfs_room_free(dm) < 4)
 		err = -ENOSPC;		/* before anything changes */
 	if (!err)
 		err = rename_names(dm, r);

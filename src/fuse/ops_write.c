@@ -16,12 +16,15 @@
 #include "caller.h"
 #include "ccache.h"
 #include "daemon.h"
+#include "flusher.h"
+#include "flushreq.h"
 #include "fs.h"
 #include "load.h"
 #include "log.h"
 #include "minode.h"
 #include "ops.h"
 #include "pagepool.h"
+#include "room.h"
 #include "util.h"
 #include "writeback.h"
 #include "xattr.h"
@@ -127,7 +130,7 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 			 const void *buf, uint64_t n)
 {
 	uint64_t cbytes = czfs_inode_cluster_bytes(ii), in = pos % cbytes;
-	bool promised = czfs_writeback_promised(dm, ii, pos / cbytes);
+	bool promised = czfs_room_promised(dm, ii, pos / cbytes);
 	struct czfs_centry *e;
 	int err;
 
@@ -196,10 +199,10 @@ long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
 	/* Past the limit the flusher writes the inode back beside the
 	 * writer; past twice the limit, it cannot keep up: the writer too. */
 	if (mi->ndirty << ii.cluster_shift > DIRTY_LIMIT_PAGES(dm))
-		czfs_flusher_kick(dm);
+		czfs_flushreq_kick(dm);
 	if (mi->ndirty << ii.cluster_shift > 2 * DIRTY_LIMIT_PAGES(dm))
 		czfs_writeback_some(dm, mi);
-	czfs_writeback_balance(dm);
+	czfs_flusher_balance(dm);
 	return done ? (long)done : err;
 }
 
@@ -253,7 +256,7 @@ static void drop_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 		mi->ndirty = keep;
 		mi->reserved -= n * per;
 		pthread_mutex_unlock(&mi->lock);
-		czfs_writeback_unreserve(dm, n * per);
+		czfs_room_unreserve(dm, n * per);
 		for (unsigned i = 0; i < n; i++)
 			czfs_ccache_put(dm->cc, gone[i]);
 		if (n && !keep)
@@ -421,7 +424,7 @@ static int chmod_acl(struct czfs_daemon *dm, uint64_t ino, mode_t mode)
 				     XATTR_REPLACE, &delta);
 	pthread_rwlock_unlock(&dm->fs->lock);
 	if (len >= 0)
-		czfs_flusher_note_change(dm);
+		czfs_flushreq_change(dm);
 	return err;
 }
 
@@ -547,12 +550,12 @@ static int preallocate(struct czfs_daemon *dm, struct czfs_minode *mi,
 	/* taken as dirty room first: atomic against writers, who do not
 	 * hold fs->lock; the promise then holds it */
 	if (!err && gaps)
-		err = czfs_writeback_reserve(dm, gaps * per);
+		err = czfs_room_reserve(dm, gaps * per);
 	if (!err && gaps) {
 		err = czfs_clusters_reserve(fs, mi->ino, off / cbytes,
 					    DIV_ROUND_UP(off + len, cbytes),
 					    (unsigned)per, &delta);
-		czfs_writeback_unreserve(dm, gaps * per);
+		czfs_room_unreserve(dm, gaps * per);
 		atomic_fetch_add(&dm->items_version, 1);
 	}
 	pthread_mutex_lock(&mi->lock);
@@ -564,7 +567,7 @@ static int preallocate(struct czfs_daemon *dm, struct czfs_minode *mi,
 		store_err = czfs_inode_store(fs, &mi->ii);
 	pthread_mutex_unlock(&mi->lock);
 	pthread_rwlock_unlock(&fs->lock);
-	czfs_flusher_note_change(dm);
+	czfs_flushreq_change(dm);
 	return err ?: store_err;
 }
 
@@ -639,7 +642,7 @@ static void czfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 static void czfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		       struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, czfs_fuse_errno(czfs_writeback_checkpoint(req_daemon(req))));
+	fuse_reply_err(req, czfs_fuse_errno(czfs_flusher_checkpoint(req_daemon(req))));
 }
 
 static void czfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -9,10 +9,11 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "flusher.h"
+#include "flushreq.h"
 #include "log.h"
 #include "mountinfo.h"
 #include "remount.h"
-#include "writeback.h"
 
 struct czfs_remount {
 	pthread_t thread;
@@ -50,7 +51,7 @@ static void follow_kernel(struct czfs_daemon *dm)
 	if (ro < 0 || ro == atomic_load(&dm->remounted_ro))
 		return;
 	if (ro) {
-		err = czfs_writeback_checkpoint_clean(dm);
+		err = czfs_flusher_checkpoint_clean(dm);
 		if (err)
 			czfs_err("remount read-only: the checkpoint failed: %s",
 				 strerror(-err));
@@ -59,7 +60,7 @@ static void follow_kernel(struct czfs_daemon *dm)
 		atomic_store(&dm->remounted_ro, true);
 	} else {
 		atomic_store(&dm->remounted_ro, false);
-		czfs_flusher_note_change(dm);
+		czfs_flushreq_change(dm);
 		czfs_info("remounted read-write");
 	}
 }

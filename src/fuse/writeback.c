@@ -10,12 +10,13 @@
 #include "cluster.h"
 #include "compress.h"
 #include "daemon.h"
-#include "discard.h"
+#include "flushreq.h"
 #include "fs.h"
 #include "load.h"
 #include "log.h"
 #include "minode.h"
 #include "pagepool.h"
+#include "room.h"
 #include "temp.h"
 #include "thread.h"
 #include "util.h"
@@ -23,88 +24,6 @@
 #include "wbpack.h"
 #include "writeback.h"
 
-struct czfs_flusher {
-	pthread_t thread;
-	bool started, stop;
-	bool changed;			/* something to checkpoint */
-	bool kick;			/* a writer asks for writeback */
-	bool commit_now;		/* freed blocks wait: checkpoint early */
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	pthread_mutex_t commit_lock;	/* one checkpoint at a time */
-	pthread_mutex_t balance_lock;	/* one writer balances at a time */
-};
-
-/* ---- space ------------------------------------------------------------ */
-
-static uint64_t margin(struct czfs_daemon *dm)
-{
-	return MAX(256u, dm->fs->cp.max_blocks / 100);
-}
-
-uint64_t czfs_writeback_room(struct czfs_daemon *dm)
-{
-	uint64_t max, used, taken;
-
-	czfs_smap_usage(&dm->fs->smap, &max, &used);
-	taken = used + atomic_load(&dm->reserved_blocks) + margin(dm);
-	return taken < max ? max - taken : 0;
-}
-
-int czfs_writeback_reserve(struct czfs_daemon *dm, uint64_t blocks)
-{
-	unsigned long long old = atomic_load(&dm->reserved_blocks);
-
-	do {
-		uint64_t max, used;
-
-		czfs_smap_usage(&dm->fs->smap, &max, &used);
-		if (used + old + blocks + margin(dm) > max)
-			return -ENOSPC;
-	} while (!atomic_compare_exchange_weak(&dm->reserved_blocks, &old,
-					       old + blocks));
-	return 0;
-}
-
-void czfs_writeback_unreserve(struct czfs_daemon *dm, uint64_t blocks)
-{
-	atomic_fetch_sub(&dm->reserved_blocks, blocks);
-}
-
-bool czfs_writeback_promised(struct czfs_daemon *dm,
-			     const struct czfs_inode_info *ii, uint64_t idx)
-{
-	uint8_t inl[CZFS_INLINE_MAX];
-	struct czfs_cluster_info ci;
-	int err;
-
-	if (!ii->prealloc)
-		return false;
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_cluster_lookup(dm->fs, ii, idx, 1, &ci, inl);
-	pthread_rwlock_unlock(&dm->fs->lock);
-	return !err && ci.prealloc;
-}
-
-/*
- * Freed blocks wait for the next checkpoint before they are reused and
- * punched (discard): past this many, checkpoint early, so a rewrite-heavy
- * workload holds at most about this much more than it uses on the host.
- */
-#define FREED_PENDING_MAX	(65536u)	/* blocks: 256 MiB */
-
-static void note_freed(struct czfs_daemon *dm)
-{
-	struct czfs_flusher *fl = dm->fl;
-
-	if (!fl || fl->commit_now || !dm->fs->discard ||
-	    czfs_smap_freed_pending(&dm->fs->smap) < FREED_PENDING_MAX)
-		return;
-	pthread_mutex_lock(&fl->lock);
-	fl->commit_now = true;
-	pthread_cond_signal(&fl->wake);
-	pthread_mutex_unlock(&fl->lock);
-}
 
 /* ---- dirty clusters ------------------------------------------------------ */
 
@@ -142,17 +61,17 @@ int czfs_writeback_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 	if (promised)
 		atomic_fetch_add(&dm->reserved_blocks, blocks);
 	else
-		err = czfs_writeback_reserve(dm, blocks);
+		err = czfs_room_reserve(dm, blocks);
 	if (err)
 		return err;
 	err = dirty_add(dm, mi, e);
 	if (err) {
-		czfs_writeback_unreserve(dm, blocks);
+		czfs_room_unreserve(dm, blocks);
 		return err;
 	}
 	e->dirty = true;
 	mi->reserved += blocks;
-	czfs_flusher_note_change(dm);
+	czfs_flushreq_change(dm);
 	return 0;
 }
 
@@ -184,21 +103,6 @@ static void wb_policy(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	pol->level = ii->level;
 	pol->zero_detect = !dm->opts.no_zero_detect;
 	pol->allow_inline = ii->size && idx == (ii->size - 1) / cbytes;
-}
-
-/* Find blocks; a checkpoint first when only blocks freed since the last
- * one are left (they become usable once it is durable). */
-static int wb_alloc(struct czfs_daemon *dm, unsigned n, uint64_t *blk)
-{
-	int err = czfs_smap_alloc(&dm->fs->smap, n, blk);
-
-	if (err != -ENOSPC)
-		return err;
-	pthread_rwlock_wrlock(&dm->fs->lock);
-	err = czfs_fs_commit(dm->fs);
-	pthread_rwlock_unlock(&dm->fs->lock);
-	czfs_fs_discard_held(dm->fs);	/* the freed blocks become reusable */
-	return err ?: czfs_smap_alloc(&dm->fs->smap, n, blk);
 }
 
 /*
@@ -250,7 +154,7 @@ static int wb_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		if (!err)
 			err = czfs_win_map(dm->wc, tp.pages, tp.n, true, &cm);
 		if (!err)
-			err = wb_alloc(dm, p->nfresh, &blk);
+			err = czfs_room_alloc(dm, p->nfresh, &blk);
 	}
 	if (!err) {
 		err = czfs_wbblocks_write(dm->fs->bdev, p, rm.addr, cm.addr, blk,
@@ -319,7 +223,7 @@ static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		memcpy(w->inl, w->ci.inline_data, w->ci.inline_len);
 		w->ci.inline_data = w->inl;
 	} else if (!err && w->ci.nblocks) {
-		err = wb_alloc(dm, w->ci.nblocks, &blk);
+		err = czfs_room_alloc(dm, w->ci.nblocks, &blk);
 		if (!err) {
 			err = czfs_bdev_write(dm->fs->bdev, cm.addr, out_len,
 					      blk * CZFS_BLOCK_SIZE);
@@ -380,7 +284,7 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 	}
 	pthread_mutex_unlock(&mi->lock);
 	pthread_rwlock_unlock(&fs->lock);
-	note_freed(dm);
+	czfs_flushreq_freed(dm);
 	return err;
 }
 
@@ -408,7 +312,7 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 			if (atomic_load(&e->partial))
 				czfs_ccache_invalidate_range(dm->cc, mi->ino,
 							     e->idx, e->idx + 1);
-			czfs_writeback_unreserve(dm, per);
+			czfs_room_unreserve(dm, per);
 			mi->reserved -= per;
 			czfs_ccache_put(dm->cc, e);
 		} else if (dirty_add(dm, mi, e)) {
@@ -518,7 +422,7 @@ static void pack_gather(struct czfs_daemon *dm, struct czfs_minode *mi,
 static int pack_write(struct czfs_daemon *dm, struct czfs_wbpack *pk)
 {
 	uint64_t blk;
-	int err = wb_alloc(dm, pk->stored.nblocks, &blk);
+	int err = czfs_room_alloc(dm, pk->stored.nblocks, &blk);
 
 	if (err)
 		return err;
@@ -560,7 +464,7 @@ static void pack_one(struct czfs_daemon *dm, struct czfs_wbpack *pk)
 		if (err)
 			czfs_err("a pack of %u small files failed (%s): written alone",
 				 pk->n, strerror(-err));
-		note_freed(dm);
+		czfs_flushreq_freed(dm);
 	}
 	pack_finish(dm, pk);
 }
@@ -611,7 +515,7 @@ int czfs_writeback_attr(struct czfs_daemon *dm, struct czfs_minode *mi)
 		mi->ii_dirty = false;
 	pthread_mutex_unlock(&mi->lock);
 	pthread_rwlock_unlock(&dm->fs->lock);
-	czfs_flusher_note_change(dm);
+	czfs_flushreq_change(dm);
 	return err;
 }
 
@@ -652,7 +556,7 @@ int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi)
 	return err;
 }
 
-/* ---- checkpoints and the flusher ------------------------------------------- */
+/* ---- everything ------------------------------------------------------------ */
 
 static void wb_one(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 {
@@ -670,188 +574,20 @@ static void wb_dirty(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 	czfs_writeback_inode(dm, mi);	/* a failure is logged, data kept dirty */
 }
 
-/* One batch of each dirty inode while the pool is past the limit. */
-static void wb_some(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
+int czfs_writeback_all(struct czfs_daemon *dm, int *first)
 {
-	const uint64_t *limit = arg;
-
-	if (atomic_load(&dm->reserved_blocks) > *limit)
-		czfs_writeback_some(dm, mi);	/* as wb_dirty */
-}
-
-void czfs_writeback_balance(struct czfs_daemon *dm)
-{
-	uint64_t limit = dm->opts.cache_size / CZFS_BLOCK_SIZE * 3 / 8;
-	unsigned long long before;
-
-	if (!dm->fl || atomic_load(&dm->reserved_blocks) <= limit)
-		return;
-	pthread_mutex_lock(&dm->fl->balance_lock);
-	if (atomic_load(&dm->reserved_blocks) > limit)
-		pack_pass(dm);
-	/* rounds of a batch per inode, until under the limit or stuck */
-	do {
-		before = atomic_load(&dm->reserved_blocks);
-		if (before <= limit)
-			break;
-		czfs_itable_each(dm, wb_some, &limit);
-	} while (atomic_load(&dm->reserved_blocks) < before);
-	pthread_mutex_unlock(&dm->fl->balance_lock);
-}
-
-static int checkpoint(struct czfs_daemon *dm, bool clean)
-{
-	struct czfs_flusher *fl = dm->fl;
-	int err = 0, wb_err = 0;
-
-	pthread_mutex_lock(&fl->commit_lock);
+	*first = 0;
 	pack_pass(dm);
-	err = czfs_itable_each(dm, wb_one, &wb_err);
-	pthread_rwlock_wrlock(&dm->fs->lock);
-	/* Nothing written back and nothing else changed since the last
-	 * checkpoint (an fsync of a clean file or directory, as SQLite's
-	 * of its directory): that one holds it all already. */
-	if (!err && !clean && !czfs_fs_changed(dm->fs))
-		atomic_fetch_add(&dm->st.checkpoints_skipped, 1);
-	else if (!err && !(err = clean && !wb_err ?
-			   czfs_fs_commit_unmount(dm->fs) : czfs_fs_commit(dm->fs)))
-		atomic_fetch_add(&dm->st.checkpoints, 1);
-	pthread_rwlock_unlock(&dm->fs->lock);
-	/* The host's punches of the blocks it freed, with fs->lock let go:
-	 * under it they stalled every reader and writer (measured, random
-	 * 4 KiB writes: 99.9th percentile 1 s, 80 ms without discard). */
-	czfs_fs_discard_held(dm->fs);
-	pthread_mutex_unlock(&fl->commit_lock);
-	return err ?: wb_err;
+	return czfs_itable_each(dm, wb_one, first);
 }
 
-int czfs_writeback_checkpoint(struct czfs_daemon *dm)
+void czfs_writeback_dirty(struct czfs_daemon *dm)
 {
-	return checkpoint(dm, false);
+	pack_pass(dm);
+	czfs_itable_each(dm, wb_dirty, NULL);
 }
 
-int czfs_writeback_checkpoint_clean(struct czfs_daemon *dm)
+void czfs_writeback_packs(struct czfs_daemon *dm)
 {
-	return checkpoint(dm, true);
-}
-
-void czfs_flusher_note_change(struct czfs_daemon *dm)
-{
-	struct czfs_flusher *fl = dm->fl;
-
-	if (!fl || fl->changed)
-		return;
-	pthread_mutex_lock(&fl->lock);
-	fl->changed = true;
-	pthread_mutex_unlock(&fl->lock);
-}
-
-static bool past(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return now.tv_sec > t->tv_sec ||
-	       (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
-}
-
-/* Say why a checkpoint failed, and what to do when the image is full. */
-static void checkpoint_failed(int err, const char *which)
-{
-	if (!err)
-		return;
-	czfs_err("%s failed (%s): the image keeps the one before%s", which,
-		 strerror(-err), err == -ENOSPC ? "; the image is full: raise "
-		 "its size limit with fsck.czfs --grow=SIZE" : "");
-}
-
-/*
- * The flusher: a checkpoint every opts.commit seconds when something
- * changed, and writeback when a writer asks for it (then the writer goes
- * on taking data while this thread compresses: two cores at work).
- */
-static void *flusher(void *arg)
-{
-	struct czfs_daemon *dm = arg;
-	struct czfs_flusher *fl = dm->fl;
-	struct timespec until;
-	bool kick, commit;
-
-	pthread_mutex_lock(&fl->lock);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += dm->opts.commit;
-	while (!fl->stop) {
-		if (!fl->kick && !fl->commit_now)
-			pthread_cond_timedwait(&fl->wake, &fl->lock, &until);
-		kick = fl->kick && !fl->stop;
-		fl->kick = false;
-		commit = !fl->stop && (past(&until) || fl->commit_now);
-		fl->commit_now = false;
-		if (commit) {
-			commit = fl->changed;
-			fl->changed = false;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += dm->opts.commit;
-		}
-		pthread_mutex_unlock(&fl->lock);
-		if (kick) {
-			pack_pass(dm);
-			czfs_itable_each(dm, wb_dirty, NULL);
-		}
-		if (commit)
-			checkpoint_failed(czfs_writeback_checkpoint(dm), "a periodic checkpoint");
-		pthread_mutex_lock(&fl->lock);
-	}
-	pthread_mutex_unlock(&fl->lock);
-	return NULL;
-}
-
-void czfs_flusher_kick(struct czfs_daemon *dm)
-{
-	struct czfs_flusher *fl = dm->fl;
-
-	if (!fl || fl->kick)
-		return;
-	pthread_mutex_lock(&fl->lock);
-	fl->kick = true;
-	pthread_cond_signal(&fl->wake);
-	pthread_mutex_unlock(&fl->lock);
-}
-
-int czfs_flusher_start(struct czfs_daemon *dm)
-{
-	struct czfs_flusher *fl = calloc(1, sizeof(*fl));
-	int err;
-
-	if (!fl)
-		return -ENOMEM;
-	pthread_mutex_init(&fl->lock, NULL);
-	pthread_cond_init(&fl->wake, NULL);
-	pthread_mutex_init(&fl->commit_lock, NULL);
-	pthread_mutex_init(&fl->balance_lock, NULL);
-	dm->fl = fl;
-	err = -pthread_create(&fl->thread, NULL, flusher, dm);
-	fl->started = !err;
-	return err;
-}
-
-void czfs_flusher_stop(struct czfs_daemon *dm)
-{
-	struct czfs_flusher *fl = dm->fl;
-
-	if (!fl)
-		return;
-	pthread_mutex_lock(&fl->lock);
-	fl->stop = true;
-	pthread_cond_broadcast(&fl->wake);
-	pthread_mutex_unlock(&fl->lock);
-	if (fl->started)
-		pthread_join(fl->thread, NULL);
-	checkpoint_failed(checkpoint(dm, true), "the last checkpoint");
-	pthread_cond_destroy(&fl->wake);
-	pthread_mutex_destroy(&fl->lock);
-	pthread_mutex_destroy(&fl->commit_lock);
-	pthread_mutex_destroy(&fl->balance_lock);
-	free(fl);
-	dm->fl = NULL;
+	pack_pass(dm);
 }

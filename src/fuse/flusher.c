@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/* When writeback runs: checkpoints, the flusher thread, a writer's throttle
+ * (flusher.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#include "daemon.h"
+#include "discard.h"
+#include "fs.h"
+#include "flusher.h"
+#include "flushreq.h"
+#include "log.h"
+#include "minode.h"
+#include "util.h"
+#include "writeback.h"
+
+struct czfs_flusher {
+	pthread_t thread;
+	bool started;
+	struct czfs_flushreq req;	/* what it is asked: dm->fr */
+	pthread_mutex_t commit_lock;	/* one checkpoint at a time */
+	pthread_mutex_t balance_lock;	/* one writer balances at a time */
+};
+
+
+/* One batch of each dirty inode while the pool is past the limit. */
+static void wb_some(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
+{
+	const uint64_t *limit = arg;
+
+	if (atomic_load(&dm->reserved_blocks) > *limit)
+		czfs_writeback_some(dm, mi);	/* as wb_dirty */
+}
+
+void czfs_flusher_balance(struct czfs_daemon *dm)
+{
+	uint64_t limit = dm->opts.cache_size / CZFS_BLOCK_SIZE * 3 / 8;
+	unsigned long long before;
+
+	if (!dm->fl || atomic_load(&dm->reserved_blocks) <= limit)
+		return;
+	pthread_mutex_lock(&dm->fl->balance_lock);
+	if (atomic_load(&dm->reserved_blocks) > limit)
+		czfs_writeback_packs(dm);
+	/* rounds of a batch per inode, until under the limit or stuck */
+	do {
+		before = atomic_load(&dm->reserved_blocks);
+		if (before <= limit)
+			break;
+		czfs_itable_each(dm, wb_some, &limit);
+	} while (atomic_load(&dm->reserved_blocks) < before);
+	pthread_mutex_unlock(&dm->fl->balance_lock);
+}
+
+static int checkpoint(struct czfs_daemon *dm, bool clean)
+{
+	struct czfs_flusher *fl = dm->fl;
+	int err = 0, wb_err = 0;
+
+	pthread_mutex_lock(&fl->commit_lock);
+	err = czfs_writeback_all(dm, &wb_err);
+	pthread_rwlock_wrlock(&dm->fs->lock);
+	/* Nothing written back and nothing else changed since the last
+	 * checkpoint (an fsync of a clean file or directory, as SQLite's
+	 * of its directory): that one holds it all already. */
+	if (!err && !clean && !czfs_fs_changed(dm->fs))
+		atomic_fetch_add(&dm->st.checkpoints_skipped, 1);
+	else if (!err && !(err = clean && !wb_err ?
+			   czfs_fs_commit_unmount(dm->fs) : czfs_fs_commit(dm->fs)))
+		atomic_fetch_add(&dm->st.checkpoints, 1);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	/* The host's punches of the blocks it freed, with fs->lock let go:
+	 * under it they stalled every reader and writer (measured, random
+	 * 4 KiB writes: 99.9th percentile 1 s, 80 ms without discard). */
+	czfs_fs_discard_held(dm->fs);
+	pthread_mutex_unlock(&fl->commit_lock);
+	return err ?: wb_err;
+}
+
+int czfs_flusher_checkpoint(struct czfs_daemon *dm)
+{
+	return checkpoint(dm, false);
+}
+
+int czfs_flusher_checkpoint_clean(struct czfs_daemon *dm)
+{
+	return checkpoint(dm, true);
+}
+
+/* Say why a checkpoint failed, and what to do when the image is full. */
+static void checkpoint_failed(int err, const char *which)
+{
+	if (!err)
+		return;
+	czfs_err("%s failed (%s): the image keeps the one before%s", which,
+		 strerror(-err), err == -ENOSPC ? "; the image is full: raise "
+		 "its size limit with fsck.czfs --grow=SIZE" : "");
+}
+
+/*
+ * The flusher: a checkpoint every opts.commit seconds when something
+ * changed, and writeback when a writer asks for it (then the writer goes
+ * on taking data while this thread compresses: two cores at work).
+ */
+static void *flusher(void *arg)
+{
+	struct czfs_daemon *dm = arg;
+	struct timespec until;
+	bool kick, commit;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += dm->opts.commit;
+	while (czfs_flushreq_wait(dm->fr, &until, dm->opts.commit, &kick, &commit)) {
+		if (kick)
+			czfs_writeback_dirty(dm);
+		if (commit)
+			checkpoint_failed(czfs_flusher_checkpoint(dm), "a periodic checkpoint");
+	}
+	return NULL;
+}
+
+int czfs_flusher_start(struct czfs_daemon *dm)
+{
+	struct czfs_flusher *fl = calloc(1, sizeof(*fl));
+	int err;
+
+	if (!fl)
+		return -ENOMEM;
+	czfs_flushreq_init(&fl->req);
+	pthread_mutex_init(&fl->commit_lock, NULL);
+	pthread_mutex_init(&fl->balance_lock, NULL);
+	dm->fl = fl;
+	dm->fr = &fl->req;
+	err = -pthread_create(&fl->thread, NULL, flusher, dm);
+	fl->started = !err;
+	return err;
+}
+
+void czfs_flusher_stop(struct czfs_daemon *dm)
+{
+	struct czfs_flusher *fl = dm->fl;
+
+	if (!fl)
+		return;
+	czfs_flushreq_stop(&fl->req);
+	if (fl->started)
+		pthread_join(fl->thread, NULL);
+	checkpoint_failed(checkpoint(dm, true), "the last checkpoint");
+	dm->fr = NULL;
+	czfs_flushreq_destroy(&fl->req);
+	pthread_mutex_destroy(&fl->commit_lock);
+	pthread_mutex_destroy(&fl->balance_lock);
+	free(fl);
+	dm->fl = NULL;
+}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/* Room for data: reservations, promised clusters, writeback's blocks (room.h). */
+#include "config.h"
+
+#include "cluster.h"
+#include "daemon.h"
+#include "discard.h"
+#include "fs.h"
+#include "inode.h"
+#include "room.h"
+#include "util.h"
+
+static uint64_t margin(struct czfs_daemon *dm)
+{
+	return MAX(256u, dm->fs->cp.max_blocks / 100);
+}
+
+uint64_t czfs_room_free(struct czfs_daemon *dm)
+{
+	uint64_t max, used, taken;
+
+	czfs_smap_usage(&dm->fs->smap, &max, &used);
+	taken = used + atomic_load(&dm->reserved_blocks) + margin(dm);
+	return taken < max ? max - taken : 0;
+}
+
+int czfs_room_reserve(struct czfs_daemon *dm, uint64_t blocks)
+{
+	unsigned long long old = atomic_load(&dm->reserved_blocks);
+
+	do {
+		uint64_t max, used;
+
+		czfs_smap_usage(&dm->fs->smap, &max, &used);
+		if (used + old + blocks + margin(dm) > max)
+			return -ENOSPC;
+	} while (!atomic_compare_exchange_weak(&dm->reserved_blocks, &old,
+					       old + blocks));
+	return 0;
+}
+
+void czfs_room_unreserve(struct czfs_daemon *dm, uint64_t blocks)
+{
+	atomic_fetch_sub(&dm->reserved_blocks, blocks);
+}
+
+bool czfs_room_promised(struct czfs_daemon *dm,
+			const struct czfs_inode_info *ii, uint64_t idx)
+{
+	uint8_t inl[CZFS_INLINE_MAX];
+	struct czfs_cluster_info ci;
+	int err;
+
+	if (!ii->prealloc)
+		return false;
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_cluster_lookup(dm->fs, ii, idx, 1, &ci, inl);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return !err && ci.prealloc;
+}
+
+int czfs_room_alloc(struct czfs_daemon *dm, unsigned n, uint64_t *blk)
+{
+	int err = czfs_smap_alloc(&dm->fs->smap, n, blk);
+
+	if (err != -ENOSPC)
+		return err;
+	pthread_rwlock_wrlock(&dm->fs->lock);
+	err = czfs_fs_commit(dm->fs);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	czfs_fs_discard_held(dm->fs);	/* the freed blocks become reusable */
+	return err ?: czfs_smap_alloc(&dm->fs->smap, n, blk);
+}
