@@ -32,6 +32,8 @@ struct czfs_itable;
 struct czfs_minode;
 struct czfs_flusher;
 struct czfs_flushreq;
+struct czfs_recomp;
+struct czfs_coldmap;
 struct czfs_remount;
 
 /* Decoded packs kept (packcache.h), 256 KiB each at most: an eighth of
@@ -72,6 +74,9 @@ struct czfs_mount_opts {
 					 * store after a small file is read */
 	int atime;			/* CZFS_ATIME_* */
 	unsigned commit;		/* seconds between checkpoints */
+	unsigned recompress;		/* seconds a block-mapped cluster stays
+					 * unwritten before it is compressed
+					 * again; 0 = never */
 	int alg, level;			/* compression of new files, -1 = image's */
 	char *compress_ext[CZFS_MAX_EXTENSIONS];	/* always compress */
 	char *nocompress_ext[CZFS_MAX_EXTENSIONS];	/* never compress */
@@ -108,6 +113,9 @@ struct czfs_daemon_stats {
 	atomic_ullong wb_hot_kept;	/* blocks they kept where they were */
 	atomic_ullong partial_writes;	/* clusters written without a load */
 	atomic_ullong partial_completed;	/* and loaded after all */
+	atomic_ullong recomp_clusters;	/* rewritten by recompression */
+	atomic_ullong recomp_saved;	/* bytes of the image that saved */
+	atomic_ullong recomp_scans;	/* scans of the tree for them done */
 	atomic_ullong packs_written;	/* packs of small files (wbpack.c) */
 	atomic_ullong packed_files;	/* files written back into them */
 	atomic_ullong list_attrs;	/* READDIRPLUS entries with attributes */
@@ -127,6 +135,9 @@ struct czfs_daemon {
 	struct czfs_itable *it;		/* in-memory inodes */
 	struct czfs_flusher *fl;	/* writeback and checkpoints */
 	struct czfs_flushreq *fr;	/* what is asked of it (in fl) */
+	struct czfs_coldmap *cold;	/* block-mapped clusters, when
+					 * recompression is on (coldmap.h) */
+	struct czfs_recomp *rc;		/* its worker (recompress.h) */
 	struct czfs_iobatch_opts io;
 	struct czfs_mount_opts opts;
 	double attr_timeout;		/* long while read-only */

@@ -28,6 +28,8 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/writeback.c src/fuse/writeback.h \
 	src/fuse/flusher.c src/fuse/flusher.h \
 	src/fuse/flushreq.c src/fuse/flushreq.h \
+	src/fuse/coldmap.c src/fuse/coldmap.h \
+	src/fuse/recompress.c src/fuse/recompress.h \
 	src/fuse/wbpack.c src/fuse/wbpack.h \
 	src/fuse/wbblocks.c src/fuse/wbblocks.h
 src_fuse_czfs_fuse_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ccache.h"
+#include "coldmap.h"
 #include "compress.h"
 #include "daemon.h"
 #include "flusher.h"
@@ -20,6 +21,7 @@
 #include "ops.h"
 #include "packcache.h"
 #include "pagepool.h"
+#include "recompress.h"
 #include "remote.h"
 #include "remount.h"
 #include "room.h"
@@ -37,6 +39,13 @@
 #define RO_TIMEOUT		86400.0	/* an image mounted ro never changes */
 #define RW_TIMEOUT		1.0
 #define DEFAULT_COMMIT		5	/* seconds between checkpoints */
+/* A block-mapped cluster unwritten this long is compressed again: six
+ * checkpoints, well past the bursts of a database's commits, and short
+ * enough that a file written at random and left compresses again within
+ * a minute.  Compressing too early costs one rewrite of the cluster (its
+ * next partial write stores it block-mapped again): at most one per
+ * cluster per interval. */
+#define DEFAULT_RECOMPRESS	30
 
 static const char usage_text[] =
 "usage: czfs-fuse IMAGE MOUNTPOINT [options]\n"
@@ -48,6 +57,10 @@ static const char usage_text[] =
 "    -o ro                  mount read-only (default: read-write)\n"
 "    -o commit=SECONDS      checkpoint interval (default 5); fsync and unmount\n"
 "                           checkpoint at once\n"
+"    -o recompress=SECONDS  a cluster written in part, stored block by block,\n"
+"                           is compressed again in the background once it\n"
+"                           has not been written for SECONDS (default 30;\n"
+"                           0: never)\n"
 "    -o compress=ALG[:LEVEL]  compression of new files: lz4, lz4hc, zstd,\n"
 "                           none (default: the image's)\n"
 "    -o compress_extension=EXT, nocompress_extension=EXT  (repeatable) new\n"
@@ -139,6 +152,7 @@ static const struct fuse_opt czfs_opts[] = {
 	FUSE_OPT_KEY("readahead=", KEY_READAHEAD),
 	FUSE_OPT_KEY("kernel_readahead=", KEY_KERNEL_RA),
 	CZFS_OPT("commit=%u", commit),
+	CZFS_OPT("recompress=%u", recompress),
 	CZFS_OPT("remote_timeout=%u", remote.timeout),
 	CZFS_OPT("remote_retries=%d", remote.retries),
 	CZFS_OPT("cafile=%s", remote.cafile),
@@ -510,6 +524,8 @@ static int daemon_setup(struct czfs_daemon *dm)
 		dm->fs->defer_discard = true;
 	if (!err)
 		err = czfs_itable_create(&dm->it);
+	if (!err && !dm->opts.ro && dm->opts.recompress)
+		err = czfs_cold_create(&dm->cold);
 	if (err)
 		return err;
 	err = czfs_pool_create(dm->opts.cache_size, dm->opts.reserved_pages,
@@ -550,6 +566,8 @@ static int daemon_start_threads(struct czfs_daemon *dm)
 				  (unsigned)MAX(cpus, 1));
 	if (!err && !dm->opts.ro)
 		err = czfs_flusher_start(dm);
+	if (!err)
+		err = czfs_recomp_start(dm);
 	if (err)
 		czfs_err("cannot start threads: %s", strerror(-err));
 	return err;
@@ -559,7 +577,9 @@ static void daemon_teardown(struct czfs_daemon *dm)
 {
 	czfs_fuse_release_all(dm);
 	czfs_prefetch_stop(dm);
+	czfs_recomp_stop(dm);
 	czfs_flusher_stop(dm);		/* the last checkpoint */
+	czfs_cold_destroy(dm->cold);	/* no writeback notes any more */
 	czfs_itable_destroy(dm);
 	czfs_wincache_destroy(dm->wc);
 	czfs_ccache_destroy(dm->cc);
@@ -632,6 +652,7 @@ out_signals:
 out_destroy:
 	czfs_remount_stop(dm);
 	czfs_fuse_release_all(dm);	/* releases lost with the connection */
+	czfs_recomp_stop(dm);		/* what it rewrote goes in the last checkpoint */
 	czfs_flusher_stop(dm);		/* the last checkpoint, before the session goes */
 	dm->se = NULL;
 	fuse_session_destroy(se);
@@ -668,6 +689,7 @@ int main(int argc, char *argv[])
 			  .map = CZFS_MAP_VM_MAP_RAM,
 			  .remote = { .retries = -1 },
 			  .commit = DEFAULT_COMMIT,
+			  .recompress = DEFAULT_RECOMPRESS,
 			  .alg = -1 },
 	};
 	int ret = 1;

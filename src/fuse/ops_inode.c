@@ -18,6 +18,7 @@
 #include "fs.h"
 #include "log.h"
 #include "minode.h"
+#include "recompress.h"
 #include "ops.h"
 #include "room.h"
 #include "stats.h"
@@ -374,7 +375,8 @@ static void czfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	free(list);
 }
 
-/* Setting user.czfs.compress: "none", or "ALG[:LEVEL]" (forced). */
+/* Setting user.czfs.compress: "none", or "ALG[:LEVEL]" (forced); a
+ * regular file's data is rewritten so at once (recompress.h). */
 static int set_compress(struct czfs_daemon *dm, fuse_ino_t ino,
 			const char *value, size_t size)
 {
@@ -382,6 +384,7 @@ static int set_compress(struct czfs_daemon *dm, fuse_ino_t ino,
 	enum czfs_alg alg;
 	int level, err;
 	struct czfs_minode *mi;
+	bool data;
 
 	if (!value || size >= sizeof(spec))
 		return value ? -EINVAL : -EPERM;
@@ -403,9 +406,13 @@ static int set_compress(struct czfs_daemon *dm, fuse_ino_t ino,
 		mi->ii.level = level;
 		mi->ii.flags = (mi->ii.flags & ~CZFS_INODE_NOCOMPRESS) | CZFS_INODE_COMPRESS;
 	}
+	data = S_ISREG(mi->ii.mode) && mi->ii.size;
 	pthread_mutex_unlock(&mi->lock);
 	if (!err)
 		err = czfs_writeback_attr(dm, mi);
+	/* as btrfs filesystem defragment -c: the data it has, now */
+	if (!err && data)
+		err = czfs_recomp_file(dm, mi);
 	czfs_mi_put(dm, mi);
 	return err;
 }

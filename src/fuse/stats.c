@@ -13,6 +13,7 @@
 #include "btree.h"
 #include "ccache.h"
 #include "packcache.h"
+#include "coldmap.h"
 #include "daemon.h"
 #include "fs.h"
 #include "pagepool.h"
@@ -58,6 +59,11 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "writeback.hot %llu\n", ld(&s->wb_hot));
 	put(o, "writeback.hot_written %llu\n", ld(&s->wb_hot_fresh));
 	put(o, "writeback.hot_kept %llu\n", ld(&s->wb_hot_kept));
+	put(o, "recompress.pending %llu\n",
+	    dm->cold ? (unsigned long long)czfs_cold_count(dm->cold) : 0ull);
+	put(o, "recompress.clusters %llu\n", ld(&s->recomp_clusters));
+	put(o, "recompress.bytes_saved %llu\n", ld(&s->recomp_saved));
+	put(o, "recompress.scans %llu\n", ld(&s->recomp_scans));
 	put(o, "cluster.partial_writes %llu\n", ld(&s->partial_writes));
 	put(o, "cluster.partial_completed %llu\n", ld(&s->partial_completed));
 	put(o, "cluster.loads_reader %llu\n", ld(&s->loads_reader));

@@ -8,6 +8,7 @@
 #include "bdev.h"
 #include "ccache.h"
 #include "cluster.h"
+#include "coldmap.h"
 #include "compress.h"
 #include "daemon.h"
 #include "flushreq.h"
@@ -272,6 +273,9 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 		err = czfs_cluster_write(fs, mi->ino, ws[i].e->idx, &ws[i].ci,
 					 &delta);
 		ws[i].done = !err;
+		if (!err && dm->cold && ws[i].ci.kind == CZFS_CLUSTER_BLOCKMAP)
+			czfs_cold_note(dm->cold, mi->ino, ws[i].e->idx,
+				       czfs_cold_now());
 	}
 	atomic_fetch_add(&dm->items_version, 1);
 	pthread_mutex_lock(&mi->lock);

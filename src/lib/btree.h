@@ -239,7 +239,9 @@ void czfs_btree_begin(struct czfs_btree *t, struct czfs_allocator *alloc,
 int czfs_btree_insert(struct czfs_btree *t, const struct czfs_key *key,
 		      const void *data, unsigned size);
 
-/* Replace the value of an existing item (any new size); -ENOENT if none. */
+/* Replace the value of an existing item (any new size); -ENOENT if none.
+ * A smaller value merges its leaf, under half full then, with a
+ * neighbour it fits beside, as a delete does. */
 int czfs_btree_update(struct czfs_btree *t, const struct czfs_key *key,
 		      const void *data, unsigned size);
 
@@ -247,7 +249,8 @@ int czfs_btree_update(struct czfs_btree *t, const struct czfs_key *key,
 int czfs_btree_put(struct czfs_btree *t, const struct czfs_key *key,
 		   const void *data, unsigned size);
 
-/* Delete an item; -ENOENT if none.  Empty nodes are removed. */
+/* Delete an item; -ENOENT if none.  Empty nodes are removed; a node
+ * under half full merges with a neighbour it fits beside. */
 int czfs_btree_delete(struct czfs_btree *t, const struct czfs_key *key);
 
 /*

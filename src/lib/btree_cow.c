@@ -413,12 +413,16 @@ static int leaf_store(struct czfs_btree *t, struct czfs_btree_path *path,
 
 enum store_mode { STORE_INSERT, STORE_UPDATE, STORE_PUT };
 
+static int shrink_item(struct czfs_btree *t, struct czfs_btree_path *path,
+		       const struct seq_item *item, unsigned old);
+
 static int store(struct czfs_btree *t, const struct czfs_key *key,
 		 const void *data, unsigned size, enum store_mode mode)
 {
 	struct seq_item item = { .key = *key, .data = data, .size = size };
 	struct czfs_btree_path path;
 	int ret = check_change(t, key, size);
+	unsigned old = 0;
 	bool replace;
 
 	if (ret)
@@ -436,7 +440,11 @@ static int store(struct czfs_btree *t, const struct czfs_key *key,
 	}
 	replace = ret == 0;
 	ret = cow_path(t, &path);
-	if (!ret)
+	if (!ret && replace)
+		czfs_leaf_data(path.nodes[0]->data, path.slots[0], &old);
+	if (!ret && replace && size < old)
+		ret = shrink_item(t, &path, &item, old);
+	else if (!ret)
 		ret = leaf_store(t, &path, &item, replace);
 out:
 	czfs_btree_path_release(t, &path);
@@ -530,15 +538,15 @@ static int pick_merge(struct czfs_btree *t, struct czfs_btree_path *path,
 	return 0;
 }
 
-static int plan_delete(struct czfs_btree *t, struct czfs_btree_path *path,
-		       struct delete_plan *plan)
+/*
+ * The merges a leaf of n items filling fill bytes (once the change is
+ * made) brings about, level by level: a leaf under half full merges with
+ * a neighbour it fits beside, which takes a pointer from its parent, which
+ * may then merge too.  Reads the neighbours: before any edit.
+ */
+static int plan_merges(struct czfs_btree *t, struct czfs_btree_path *path,
+		       unsigned fill, unsigned n, struct delete_plan *plan)
 {
-	const void *leaf = path->nodes[0]->data;
-	unsigned size, fill, n;
-
-	czfs_leaf_data(leaf, path->slots[0], &size);
-	fill = czfs_leaf_used(leaf) - CZFS_ITEM_HDR_SIZE - size;
-	n = czfs_node_nritems(leaf) - 1;
 	for (unsigned level = 0; level < t->root_level; level++) {
 		if (n == 0) {
 			plan->action[level] = MERGE_REMOVE;
@@ -553,6 +561,18 @@ static int plan_delete(struct czfs_btree *t, struct czfs_btree_path *path,
 		fill = n;
 	}
 	return 0;
+}
+
+static int plan_delete(struct czfs_btree *t, struct czfs_btree_path *path,
+		       struct delete_plan *plan)
+{
+	const void *leaf = path->nodes[0]->data;
+	unsigned size;
+
+	czfs_leaf_data(leaf, path->slots[0], &size);
+	return plan_merges(t, path,
+			   czfs_leaf_used(leaf) - CZFS_ITEM_HDR_SIZE - size,
+			   czfs_node_nritems(leaf) - 1, plan);
 }
 
 static void merge_left(struct czfs_btree *t, struct czfs_btree_path *path,
@@ -606,10 +626,9 @@ static void shrink_root(struct czfs_btree *t, struct czfs_btree_path *path)
 	t->root_level--;
 }
 
-static void exec_delete(struct czfs_btree *t, struct czfs_btree_path *path,
+static void exec_merges(struct czfs_btree *t, struct czfs_btree_path *path,
 			const struct delete_plan *plan)
 {
-	czfs_leaf_remove(path->nodes[0]->data, path->slots[0]);
 	for (unsigned level = 0; level < t->root_level; level++) {
 		switch (plan->action[level]) {
 		case MERGE_NONE:
@@ -628,6 +647,36 @@ static void exec_delete(struct czfs_btree *t, struct czfs_btree_path *path,
 		}
 	}
 	shrink_root(t, path);
+}
+
+static void exec_delete(struct czfs_btree *t, struct czfs_btree_path *path,
+			const struct delete_plan *plan)
+{
+	czfs_leaf_remove(path->nodes[0]->data, path->slots[0]);
+	exec_merges(t, path, plan);
+}
+
+/*
+ * An item replaced by a smaller one, as a delete does: its leaf merges
+ * when under half full (a cluster item that shrinks back from block-
+ * mapped to compressed, many times over, would leave leaves a sixth
+ * full).  Merges planned first, so a failed read changes nothing.
+ */
+static int shrink_item(struct czfs_btree *t, struct czfs_btree_path *path,
+		       const struct seq_item *item, unsigned old)
+{
+	struct delete_plan plan = { { MERGE_NONE } };
+	const void *leaf = path->nodes[0]->data;
+	int err = plan_merges(t, path, czfs_leaf_used(leaf) - (old - item->size),
+			      czfs_node_nritems(leaf), &plan);
+
+	if (!err) {
+		err = leaf_store(t, path, item, true);	/* in place: never splits */
+		exec_merges(t, path, &plan);
+	}
+	for (unsigned i = 0; i < CZFS_MAX_LEVEL; i++)
+		czfs_node_put(t->nc, plan.nb[i]);
+	return err;
 }
 
 int czfs_btree_delete(struct czfs_btree *t, const struct czfs_key *key)

@@ -54,6 +54,43 @@ static int range_item(void *arg, const struct czfs_key *key, const void *val,
 			 r->inl + (size_t)i * CZFS_INLINE_MAX);
 }
 
+struct scan {
+	unsigned kind, left;
+	struct czfs_key *next;
+	int (*fn)(void *ctx, uint64_t ino, uint64_t idx);
+	void *ctx;
+};
+
+static int scan_item(void *arg, const struct czfs_key *key, const void *val,
+		     unsigned size)
+{
+	struct scan *s = arg;
+
+	if (!s->left) {			/* go on from here next time */
+		*s->next = *key;
+		return 1;
+	}
+	s->left--;
+	if (key->type == CZFS_ITEM_CLUSTER && size >= sizeof(struct czfs_cluster) &&
+	    ((const struct czfs_cluster *)val)->kind == s->kind)
+		return s->fn(s->ctx, key->objectid, key->offset);
+	return 0;
+}
+
+int czfs_cluster_scan(struct czfs_fs *fs, unsigned kind,
+		      struct czfs_key *next, unsigned max,
+		      int (*fn)(void *ctx, uint64_t ino, uint64_t idx),
+		      void *ctx)
+{
+	static const struct czfs_key last = { UINT64_MAX, UINT8_MAX, CZFS_KEY_OFFSET_MASK };
+	struct scan s = { kind, max, next, fn, ctx };
+	int ret = czfs_btree_iterate(&fs->tree, next, &last, scan_item, &s);
+
+	if (ret < 0)
+		return ret;
+	return ret == 0;		/* 0: the end; 1: stopped at max */
+}
+
 int czfs_cluster_lookup(struct czfs_fs *fs, const struct czfs_inode_info *ii,
 			uint64_t first, unsigned n, struct czfs_cluster_info *ci,
 			void *inl)

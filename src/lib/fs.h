@@ -167,6 +167,22 @@ int czfs_cluster_lookup(struct czfs_fs *fs, const struct czfs_inode_info *ii,
 			void *inl);
 
 /*
+ * Walk the cluster items of kind from key *next on (all zero: the
+ * start), in key order, looking at up to max items of the tree:
+ * fn(ctx, ino, idx) for each found, which returns 0 to go on or -errno
+ * to stop.  Returns 1 when the walk reached the end of the tree, 0 when
+ * it stopped after max items (*next then is the key to go on from), or
+ * -errno.  Only the item's kind is read: decode what it found with
+ * czfs_cluster_lookup.  Caller holds fs->lock shared; a walk in pieces
+ * sees each item that stays, and may miss or repeat those that change
+ * between pieces.
+ */
+int czfs_cluster_scan(struct czfs_fs *fs, unsigned kind,
+		      struct czfs_key *next, unsigned max,
+		      int (*fn)(void *ctx, uint64_t ino, uint64_t idx),
+		      void *ctx);
+
+/*
  * Read and decode a cluster found by czfs_cluster_lookup into dst
  * (dst_len = the cluster's logical length, zero-filled past ci->ulen).
  * scratch holds the stored blocks: CZFS_MAX_CLUSTER_SIZE bytes, 4 KiB

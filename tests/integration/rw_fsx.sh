@@ -15,6 +15,9 @@
 # A long run: CZFS_FSX_OPS=200000 CZFS_FSX_SEEDS="$(seq 1 20)".
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/rwlib.sh"
+# with recompression at work underneath: a cluster written in part and
+# left a second is compressed again while the test goes on
+[ "$RW_TARGET" != czfs ] || RW_MOUNT_OPTS+=(-o recompress=1)
 require_fuse
 [ -x "$FSX" ] || fail "$FSX not built"
 

@@ -12,6 +12,9 @@
 . "$top_srcdir/tests/integration/rwlib.sh"
 require_fuse
 [ "$RW_TARGET" = czfs ] || { note "czfs only"; exit 0; }
+# the block-mapped form itself: nothing compresses it again underneath
+# (rw_recompress.sh tests that)
+RW_MOUNT_OPTS+=(-o recompress=0)
 DUMP="$top_builddir/dump/dump.czfs"
 HOT="$top_srcdir/tests/integration/rw_hot.py"
 stat_of() { "$top_builddir/src/fuse/czfs-stat" "$M" | awk -v k="$1" '$1 == k { print $2 }'; }

@@ -5,7 +5,8 @@
  * refused; stored blocks decode with their checksums, zero entries read
  * as zeros; the writeback rule (hot or not); a BLOCKMAP replacing a RAW
  * or BLOCKMAP cluster keeps the blocks it names and frees the others, the
- * inode's count stays exact, a keep the old item cannot back is refused.
+ * inode's count stays exact, a keep the old item cannot back is refused;
+ * a scan of the tree in pieces finds each block-mapped cluster once.
  */
 #include "config.h"
 
@@ -332,6 +333,74 @@ START_TEST(keeping_without_an_item_is_refused)
 }
 END_TEST
 
+/* scan: what czfs_cluster_scan found, in order */
+struct found {
+	uint64_t ino[16], idx[16];
+	unsigned n;
+};
+
+static int found_one(void *arg, uint64_t ino, uint64_t idx)
+{
+	struct found *f = arg;
+
+	ck_assert_uint_lt(f->n, 16);
+	f->ino[f->n] = ino;
+	f->idx[f->n++] = idx;
+	return 0;
+}
+
+START_TEST(scan_finds_each_once)
+{
+	static const struct { uint64_t ino, idx; bool bm; } put[] = {
+		{ 5, 0, true }, { 5, 1, false }, { 5, 3, true },
+		{ 6, 0, false }, { 6, 1, true }, { 7, 9, true },
+	};
+	struct czfs_stored delta = { 0 };
+	uint8_t map[2 * ENTRY];
+
+	/* given block-mapped clusters among raw ones of three files */
+	for (unsigned i = 0; i < sizeof(put) / sizeof(put[0]); i++) {
+		struct czfs_cluster_info ci;
+		uint64_t addrs[2];
+
+		ck_assert_int_eq(czfs_smap_alloc(&fs->smap, 2, &addrs[0]), 0);
+		addrs[1] = addrs[0] + 1;
+		if (put[i].bm) {
+			make_map(map, addrs, 2, NULL, &ci, 2 * BS);
+			ci.fresh = 3;
+		} else {
+			ci = (struct czfs_cluster_info){ .kind = CZFS_CLUSTER_RAW,
+				.nblocks = 2, .blkaddr = addrs[0], .ulen = 2 * BS };
+		}
+		ck_assert_int_eq(czfs_cluster_write(fs, put[i].ino, put[i].idx,
+						    &ci, &delta), 0);
+	}
+	commit_reopen(&fs, &dev);
+
+	/* when the tree is walked in pieces of _i items (0: all at once) */
+	struct czfs_key next = { 0 };
+	struct found f = { .n = 0 };
+	unsigned pieces = 0;
+	int ret;
+
+	do {
+		ret = czfs_cluster_scan(fs, CZFS_CLUSTER_BLOCKMAP, &next,
+					_i ? (unsigned)_i : 100000, found_one, &f);
+		ck_assert_int_ge(ret, 0);
+		ck_assert_uint_lt(++pieces, 1000);
+	} while (ret == 0);
+
+	/* then each block-mapped cluster is found once, in key order */
+	ck_assert_uint_eq(f.n, 4);
+	ck_assert(f.ino[0] == 5 && f.idx[0] == 0);
+	ck_assert(f.ino[1] == 5 && f.idx[1] == 3);
+	ck_assert(f.ino[2] == 6 && f.idx[2] == 1);
+	ck_assert(f.ino[3] == 7 && f.idx[3] == 9);
+	if (_i == 1)
+		ck_assert_uint_gt(pieces, 6);	/* it did stop and go on */
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("blockmap");
@@ -348,6 +417,7 @@ int main(void)
 	tcase_add_checked_fixture(tf, setup, teardown);
 	tcase_add_test(tf, replacing_keeps_and_frees);
 	tcase_add_test(tf, keeping_without_an_item_is_refused);
+	tcase_add_loop_test(tf, scan_finds_each_once, 0, 4);
 	suite_add_tcase(s, tf);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -169,11 +169,15 @@ START_TEST(leaf_splits)
 	check_shape(&e, 1, 1, 3);
 	store(&e, &m, K(3, 1, 1), CZFS_MAX_ITEM_SIZE, 2);
 	check_shape(&e, 2, 4, 3);
-	/* shrinking and same-size updates happen in place */
+	/* a shrinking update merges its leaf, under half full now, with a
+	 * neighbour, as a delete would; a same-size one stays in place; and
+	 * once all fits one leaf the root hands over to it */
 	store(&e, &m, K(3, 1, 1), 5, 3);
+	check_shape(&e, 2, 3, 3);
 	store(&e, &m, K(3, 1, 1), 5, 4);
+	check_shape(&e, 2, 3, 3);
 	store(&e, &m, K(3, 1, 0), 0, 4);
-	check_shape(&e, 2, 4, 3);
+	check_shape(&e, 1, 1, 3);
 	model_check_lookups(&m, &e.t, &rng);
 	/* an empty item still needs its 20-byte header: with exactly 20
 	 * bytes free it fits, with fewer the leaf splits */
@@ -251,6 +255,51 @@ START_TEST(grow_and_shrink_three_levels)
 	ck_assert_uint_eq(ta_live_count(&e.ta), 1);
 	model_free(&m);
 	env_destroy(&e);
+}
+END_TEST
+
+START_TEST(shrinking_items_merge_leaves)
+{
+	struct model m = { 0 };
+	uint64_t rng = 11 + _i;
+	uint8_t *reach = calloc(MAXB, 1);
+	struct walk_result big, small;
+	struct env e;
+
+	/* given 3000 items of 300 bytes (block-mapped cluster items) */
+	ck_assert_ptr_nonnull(reach);
+	env_init(&e, MAXB, 4096);
+	env_begin(&e);
+	for (unsigned i = 0; i < 3000; i++)
+		store(&e, &m, K(7, 4, i), 300, i);
+	commit_and_check(&e, &m, true);
+	walk_tree(&e, reach, &big);
+
+	/* when every one shrinks to 24 bytes (compressed again), in key
+	 * order or at random */
+	env_begin(&e);
+	for (unsigned k = 0; k < 3000; k++) {
+		unsigned i = _i ? tl_below(&rng, 3000) : k;
+
+		store(&e, &m, K(7, 4, i), 24, i + 5);
+	}
+	for (unsigned i = 0; i < 3000; i++)	/* (the random pass missed some) */
+		store(&e, &m, K(7, 4, i), 24, i + 5);
+	commit_and_check(&e, &m, true);
+	memset(reach, 0, MAXB);
+	walk_tree(&e, reach, &small);
+
+	/* then the leaves merged as they emptied: at most about twice what
+	 * the items need (at least half full each), and no block leaks */
+	ck_assert_uint_eq(small.nitems, 3000);
+	ck_assert_uint_lt(small.nnodes * 4, big.nnodes);
+	ck_assert_uint_le(small.nnodes,
+			  2 * DIV_ROUND_UP(3000 * (24 + CZFS_ITEM_HDR_SIZE),
+					   CZFS_LEAF_SPACE) + 2);
+	model_check_lookups(&m, &e.t, &rng);
+	model_free(&m);
+	env_destroy(&e);
+	free(reach);
 }
 END_TEST
 
@@ -719,6 +768,7 @@ int main(void)
 	tcase_add_test(tc, leaf_splits);
 	tcase_add_loop_test(tc, three_way_split_under_full_parent, 0, 3);
 	tcase_add_loop_test(tc, grow_and_shrink_three_levels, 0, 3);
+	tcase_add_loop_test(tc, shrinking_items_merge_leaves, 0, 2);
 	tcase_add_test(tc, extreme_keys_cow);
 	tcase_add_loop_test(tc, model_random, 0, 24);
 	tcase_add_test(tc, model_random_deep);

@@ -33,7 +33,8 @@ UNIT_TESTS = \
 	tests/unit/check_imagelock \
 	tests/unit/check_url \
 	tests/unit/check_rcache \
-	tests/unit/check_prefetch
+	tests/unit/check_prefetch \
+	tests/unit/check_coldmap
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -52,6 +53,9 @@ tests_unit_check_pack_SOURCES = tests/unit/check_pack.c $(FS_TESTLIB)
 tests_unit_check_prefetch_SOURCES = tests/unit/check_prefetch.c \
 	mkfs/prefetch.c mkfs/prefetch.h
 tests_unit_check_prefetch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mkfs
+tests_unit_check_coldmap_SOURCES = tests/unit/check_coldmap.c \
+	src/fuse/coldmap.c src/fuse/coldmap.h
+tests_unit_check_coldmap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/fuse
 
 BTREE_TESTLIB = tests/unit/btree_testlib.c tests/unit/btree_testlib.h
 tests_unit_check_btree_SOURCES = tests/unit/check_btree.c $(BTREE_TESTLIB)

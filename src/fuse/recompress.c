@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/* Background and on-demand recompression (recompress.h). */
+#include "config.h"
+
+#include <linux/ioprio.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ccache.h"
+#include "cluster.h"
+#include "coldmap.h"
+#include "daemon.h"
+#include "fs.h"
+#include "inode.h"
+#include "load.h"
+#include "log.h"
+#include "minode.h"
+#include "pagepool.h"
+#include "recompress.h"
+#include "room.h"
+#include "util.h"
+#include "writeback.h"
+
+/* Clusters taken at a time: one writeback transaction's worth. */
+#define RECOMP_BATCH	64
+/* Tree items the mount's scan looks at under one hold of fs->lock. */
+#define SCAN_STEP	4096
+
+struct czfs_recomp {
+	pthread_t thread;
+	bool started, stop;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct czfs_key next;		/* the tree scan's place */
+	bool scanning;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether ci is the kind a cluster being recompressed may be. */
+static bool wanted(const struct czfs_cluster_info *ci, bool any)
+{
+	if (ci->kind == CZFS_CLUSTER_BLOCKMAP)
+		return true;
+	/* packs are shared: a member rewritten alone would leave them */
+	return any && ci->kind != CZFS_CLUSTER_HOLE &&
+	       ci->kind != CZFS_CLUSTER_PACKED;
+}
+
+/* The blocks ci holds (an inline payload as one; a pack's are shared). */
+static unsigned held(const struct czfs_cluster_info *ci)
+{
+	if (ci->kind == CZFS_CLUSTER_PACKED)
+		return 0;
+	return ci->nblocks + (ci->inline_len && ci->kind != CZFS_CLUSTER_BLOCKMAP);
+}
+
+/* The item of cluster idx of mi (with ii, its attributes now). */
+static int lookup(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t idx,
+		  struct czfs_inode_info *ii, struct czfs_cluster_info *ci,
+		  void *inl)
+{
+	int err;
+
+	czfs_mi_attr(mi, ii);
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_cluster_lookup(dm->fs, ii, idx, 1, ci, inl);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return err;
+}
+
+/*
+ * Mark cluster idx of mi written whole, as a write of what it holds
+ * would: writeback then encodes it with the file's algorithm.  Skipped
+ * (0) when it is not of a wanted kind, or dirty already: a writer has it,
+ * and its writeback decides.  *old: the blocks it held.
+ */
+static int rewrite_one(struct czfs_daemon *dm, struct czfs_minode *mi,
+		       uint64_t idx, bool any, unsigned *old, bool *taken)
+{
+	uint8_t inl[CZFS_INLINE_MAX];
+	struct czfs_inode_info ii;
+	struct czfs_cluster_info ci;
+	struct czfs_centry *e;
+	bool promised;
+	unsigned n;
+	int err;
+
+	*taken = false;
+	err = lookup(dm, mi, idx, &ii, &ci, inl);
+	if (err || mi->unlinked || !wanted(&ci, any) ||
+	    idx * czfs_inode_cluster_bytes(&ii) >= ii.size)
+		return err;
+	*old = held(&ci);
+	promised = czfs_room_promised(dm, &ii, idx);
+	err = czfs_load_get(dm, &ii, NULL, idx, 1, &e);
+	if (err)
+		return err;
+	pthread_mutex_lock(&mi->lock);
+	if (e->dirty || !e->len || e->page == CZFS_NO_PAGE) {
+		pthread_mutex_unlock(&mi->lock);
+		czfs_ccache_put(dm->cc, e);
+		return 0;
+	}
+	n = DIV_ROUND_UP(e->len, CZFS_BLOCK_SIZE);
+	e->wmask = n >= 64 ? ~0ull : (1ull << n) - 1;
+	err = czfs_writeback_mark_dirty(dm, mi, e, promised);
+	pthread_mutex_unlock(&mi->lock);
+	if (err)
+		czfs_ccache_put(dm->cc, e);
+	*taken = !err;
+	return err;
+}
+
+/* The blocks cluster idx of mi holds now. */
+static unsigned stored_blocks(struct czfs_daemon *dm, struct czfs_minode *mi,
+			      uint64_t idx)
+{
+	uint8_t inl[CZFS_INLINE_MAX];
+	struct czfs_inode_info ii;
+	struct czfs_cluster_info ci;
+
+	return lookup(dm, mi, idx, &ii, &ci, inl) ? 0 : held(&ci);
+}
+
+/* Rewrite clusters idx[0..n) of mi and write them back: 0 or -errno;
+ * -ENOSPC once one found no room (those before it are written back). */
+static int rewrite_batch(struct czfs_daemon *dm, struct czfs_minode *mi,
+			 const uint64_t *idx, unsigned n, bool any)
+{
+	unsigned old[RECOMP_BATCH], done = 0;
+	bool taken[RECOMP_BATCH] = { false };
+	uint64_t before = 0, after = 0;
+	int err = 0;
+
+	for (unsigned i = 0; i < n && !err; i++)
+		err = rewrite_one(dm, mi, idx[i], any, &old[i], &taken[i]);
+	if (!err || err == -ENOSPC) {
+		int wb = czfs_writeback_inode(dm, mi);
+
+		err = err ?: wb;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (!taken[i])
+			continue;
+		done++;
+		before += old[i];
+		after += stored_blocks(dm, mi, idx[i]);
+	}
+	atomic_fetch_add(&dm->st.recomp_clusters, done);
+	if (before > after)
+		atomic_fetch_add(&dm->st.recomp_saved, (before - after) * CZFS_BLOCK_SIZE);
+	return err;
+}
+
+int czfs_recomp_file(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	uint64_t idx[RECOMP_BATCH], next = 0, end;
+	struct czfs_inode_info ii;
+	int err = 0;
+
+	czfs_mi_attr(mi, &ii);
+	end = DIV_ROUND_UP(ii.size, czfs_inode_cluster_bytes(&ii));
+	while (!err && next < end) {
+		unsigned n = 0;
+
+		while (n < RECOMP_BATCH && next < end)
+			idx[n++] = next++;
+		err = rewrite_batch(dm, mi, idx, n, true);
+	}
+	return err;
+}
+
+/* ---- the worker --------------------------------------------------------- */
+
+static int scan_found(void *arg, uint64_t ino, uint64_t idx)
+{
+	struct czfs_daemon *dm = arg;
+
+	czfs_cold_note(dm->cold, ino, idx, czfs_cold_now());
+	return 0;
+}
+
+/* One step of the scan for block-mapped clusters (rc->scanning). */
+static void scan_step(struct czfs_daemon *dm, struct czfs_recomp *rc)
+{
+	int ret;
+
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	ret = czfs_cluster_scan(dm->fs, CZFS_CLUSTER_BLOCKMAP, &rc->next,
+				SCAN_STEP, scan_found, dm);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	if (ret < 0)
+		czfs_err("recompression: the scan of the tree failed (%s); "
+			 "it tries again later", strerror(-ret));
+	if (ret != 0) {		/* the end, or a failure: from the start later */
+		rc->scanning = false;
+		memset(&rc->next, 0, sizeof(rc->next));
+		if (ret > 0)
+			atomic_fetch_add(&dm->st.recomp_scans, 1);
+	}
+}
+
+/* Recompress refs[0..n) (sorted by inode), an inode's batch at a time. */
+static void recompress_refs(struct czfs_daemon *dm, struct czfs_cold_ref *refs,
+			    unsigned n)
+{
+	uint64_t idx[RECOMP_BATCH];
+
+	for (unsigned i = 0, j; i < n; i = j) {
+		struct czfs_minode *mi;
+		unsigned m = 0;
+		int err;
+
+		for (j = i; j < n && refs[j].ino == refs[i].ino; j++)
+			idx[m++] = refs[j].idx;
+		if (czfs_mi_get(dm, refs[i].ino, false, &mi))
+			continue;		/* gone: nothing to do */
+		err = rewrite_batch(dm, mi, idx, m, false);
+		czfs_mi_put(dm, mi);
+		if (err == -ENOSPC) {		/* later, when there is room */
+			for (unsigned k = i; k < j; k++)
+				czfs_cold_note(dm->cold, refs[k].ino, refs[k].idx,
+					       czfs_cold_now());
+		} else if (err) {
+			czfs_err("recompression of inode %llu failed: %s",
+				 (unsigned long long)refs[i].ino, strerror(-err));
+		}
+	}
+}
+
+/* The worker runs at idle priority: the scheduler's and the disk's. */
+static void lower_priority(void)
+{
+	struct sched_param sp = { 0 };
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp))
+		(void)setpriority(PRIO_PROCESS, (id_t)tid, 19);
+	(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, tid,
+		      IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0));
+}
+
+/* Sleep ns, or until stopped: false once stopped. */
+static bool nap(struct czfs_recomp *rc, uint64_t ns)
+{
+	struct timespec until;
+	bool going;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	ns += (uint64_t)until.tv_nsec;
+	until.tv_sec += (time_t)(ns / 1000000000ull);
+	until.tv_nsec = (long)(ns % 1000000000ull);
+	pthread_mutex_lock(&rc->lock);
+	if (!rc->stop)
+		pthread_cond_timedwait(&rc->wake, &rc->lock, &until);
+	going = !rc->stop;
+	pthread_mutex_unlock(&rc->lock);
+	return going;
+}
+
+/*
+ * Each round: a step of the scan while it runs, else the clusters cold
+ * now, a batch at a time; then a rest three times as long as the work
+ * (a quarter of the time at most), or a second when there was none.
+ */
+static void *worker(void *arg)
+{
+	struct czfs_daemon *dm = arg;
+	struct czfs_recomp *rc = dm->rc;
+	struct czfs_cold_ref refs[RECOMP_BATCH];
+	uint64_t limit = dm->opts.cache_size / CZFS_BLOCK_SIZE / 4;
+	uint64_t rest = 1000000000ull;
+
+	lower_priority();
+	do {
+		uint64_t t0 = now_ns();
+		unsigned n = 0;
+
+		if (atomic_load(&dm->remounted_ro) ||
+		    atomic_load(&dm->reserved_blocks) > limit) {
+			rest = 1000000000ull;	/* writers are busy: later */
+			continue;
+		}
+		if (!rc->scanning && czfs_cold_overflowed(dm->cold))
+			rc->scanning = true;
+		if (rc->scanning) {
+			scan_step(dm, rc);
+		} else {
+			n = czfs_cold_take(dm->cold, czfs_cold_now() - dm->opts.recompress,
+					   refs, RECOMP_BATCH);
+			recompress_refs(dm, refs, n);
+		}
+		rest = rc->scanning || n ? MAX(3 * (now_ns() - t0), 10000000ull) :
+		       1000000000ull;
+	} while (nap(rc, rest));
+	return NULL;
+}
+
+int czfs_recomp_start(struct czfs_daemon *dm)
+{
+	struct czfs_recomp *rc;
+	int err;
+
+	if (!dm->cold)		/* (made with the daemon when it is on) */
+		return 0;
+	rc = calloc(1, sizeof(*rc));
+	if (!rc)
+		return -ENOMEM;
+	pthread_mutex_init(&rc->lock, NULL);
+	pthread_cond_init(&rc->wake, NULL);
+	rc->scanning = true;		/* what earlier mounts left */
+	dm->rc = rc;
+	err = -pthread_create(&rc->thread, NULL, worker, dm);
+	rc->started = !err;
+	return err;
+}
+
+void czfs_recomp_stop(struct czfs_daemon *dm)
+{
+	struct czfs_recomp *rc = dm->rc;
+
+	if (!rc)
+		return;
+	pthread_mutex_lock(&rc->lock);
+	rc->stop = true;
+	pthread_cond_broadcast(&rc->wake);
+	pthread_mutex_unlock(&rc->lock);
+	if (rc->started)
+		pthread_join(rc->thread, NULL);
+	pthread_cond_destroy(&rc->wake);
+	pthread_mutex_destroy(&rc->lock);
+	free(rc);
+	dm->rc = NULL;
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Random rewrites that compress, checked against a model.
+
+rw_recompress.py FILE MODEL SEED OPS [SECONDS]: FILE (already written) is
+rewritten in place by OPS writes (or, with SECONDS, as many as fit in that
+time) of whole 4 KiB blocks and of unaligned spans up to 12 KiB, of text
+that compresses, fsync'd every 64 and at the end; MODEL holds the file's
+bytes before and gets what FILE must hold after.  Exits 1 when a read-back
+of the whole file differs from the model.  With SECONDS it pauses 10 ms
+every 64 writes, so that clusters it left a second ago go cold while it
+writes others.
+"""
+import os
+import random
+import sys
+import time
+
+path, model, seed, ops = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+until = time.monotonic() + float(sys.argv[5]) if len(sys.argv) > 5 else None
+rnd = random.Random(seed)
+ref = bytearray(open(model, 'rb').read())
+fd = os.open(path, os.O_RDWR)
+k = 0
+while (k < ops) if until is None else (time.monotonic() < until):
+    if rnd.randrange(2):
+        n = 4096
+        off = rnd.randrange(len(ref) // 4096) * 4096
+    else:
+        n = rnd.randrange(1, 12288)
+        off = rnd.randrange(len(ref) - n)
+    line = b'rewrite %d of seed %d at %d: the same words again and again\n' % (k, seed, off)
+    data = (line * (n // len(line) + 1))[:n]
+    if os.pwrite(fd, data, off) != n:
+        sys.exit('short write')
+    ref[off:off + n] = data
+    k += 1
+    if k % 64 == 0:
+        os.fsync(fd)
+        if until is not None:
+            time.sleep(0.01)
+os.fsync(fd)
+os.close(fd)
+with open(model, 'wb') as f:
+    f.write(ref)
+with open(path, 'rb') as f:
+    if f.read() != bytes(ref):
+        sys.exit('%s differs from its model after the rewrites' % path)
+print(k)

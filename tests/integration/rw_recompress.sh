@@ -1,0 +1,185 @@
+#!/bin/bash
+# Background recompression (issue 12): clusters written back block by
+# block while hot are compressed again once cold (-o recompress=SECONDS).
+# For each CODEC:CLUSTER: random rewrites of a compressible file make
+# block-mapped clusters, the worker compresses them all again, the data
+# reads back right, fsck is clean, and the image's blocks come within 5%
+# of a fresh mkfs.czfs -d of the same file.  Then: block-mapped clusters
+# an unmount left are found and compressed at the next mount; a kill -9
+# in the middle of recompression loses nothing fsync'd and leaves fsck
+# clean; a file written at random while recompression runs reads back
+# right; fsx's random operations run over both kinds of cluster mixed;
+# setting user.czfs.compress on a file with data recompresses it
+# now, with another algorithm, and "none" stores it raw.
+. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/rwlib.sh"
+require_fuse
+[ "$RW_TARGET" = czfs ] || { note "czfs only"; exit 0; }
+rw_need setfattr
+DUMP="$top_builddir/dump/dump.czfs"
+RC="$top_srcdir/tests/integration/rw_recompress.py"
+base_opts=("${RW_MOUNT_OPTS[@]}")
+stat_of() { "$top_builddir/src/fuse/czfs-stat" "$M" | awk -v k="$1" '$1 == k { print $2 }'; }
+# kind_count KIND: clusters of /f of that kind (dump.czfs of the image)
+kind_count() { "$DUMP" "$RW_IMG" /f | awk -v k="$1:" '$1 == k { print $2 }'; }
+# used IMAGE: blocks in use, as fsck.czfs counts them
+used() { "$FSCK" -n "$1" | sed -n 's|.*, \([0-9]*\)/[0-9]* blocks used.*|\1|p'; }
+# settle: wait (at most 120 s) until recompression has nothing pending
+settle() {
+	local i
+	for i in $(seq 1 600); do
+		[ "$(stat_of recompress.pending)" = 0 ] &&
+			[ "$(stat_of recompress.clusters)" -gt 0 ] && return 0
+		sleep 0.2
+	done
+	fail "$1: recompression did not finish in 120 s ($(stat_of recompress.pending) pending)"
+}
+
+# 8 MiB of compressible text
+python3 -c '
+import sys
+t = b"".join(b"line %d of a text that compresses well\n" % i for i in range(240000))
+sys.stdout.buffer.write(t[:8388608])' >"$T/text"
+
+for cfg in lz4:64k zstd:16k lz4hc:256k; do
+	alg=${cfg%%:*} cl=${cfg##*:}
+	note "$cfg: rewrites at random, then compressed again once cold"
+	RW_MOUNT_OPTS=("${base_opts[@]}" -o recompress=1)
+	rw_setup 256M -c "$alg" -C "$cl"
+	cp "$T/text" "$M/f"
+	sync "$M/f"
+	cp "$T/text" "$T/model"
+	python3 "$RC" "$M/f" "$T/model" 1 2000 >/dev/null || fail "$cfg: rewrites read back wrong"
+	[ "$(stat_of writeback.hot)" -gt 0 ] || fail "$cfg: no cluster written back block by block"
+	settle "$cfg"
+	note "$cfg: $(stat_of recompress.clusters) clusters recompressed, $(stat_of recompress.bytes_saved) bytes saved"
+	[ "$(stat_of recompress.bytes_saved)" -gt 0 ] || fail "$cfg: recompression saved nothing"
+	cmp "$M/f" "$T/model" || fail "$cfg: differs after recompression"
+	rw_umount
+	rw_fsck
+	[ "$(kind_count block-mapped)" -eq 0 ] || fail "$cfg: block-mapped clusters left"
+	mkdir -p "$T/fresh"
+	cp "$T/model" "$T/fresh/f"
+	"$MKFS" -q -f -s 256M -c "$alg" -C "$cl" -d "$T/fresh" "$T/fresh.img"
+	after=$(used "$RW_IMG") fresh=$(used "$T/fresh.img")
+	note "$cfg: $after blocks in use, a fresh mkfs of the same file $fresh"
+	[ $((after * 100)) -le $((fresh * 105)) ] ||
+		fail "$cfg: $after blocks after recompression, more than 5% over a fresh mkfs's $fresh"
+	rw_mount_existing
+	cmp "$M/f" "$T/model" || fail "$cfg: differs after a remount"
+	rw_umount
+done
+
+# fsx-style random operations on a file whose clusters are block-mapped,
+# compressed again, and then operated on again: both kinds mixed
+for cfg in lz4:64k zstd:16k lz4hc:256k; do
+	alg=${cfg%%:*} cl=${cfg##*:}
+	note "$cfg: fsx over raw and recompressed clusters mixed"
+	RW_MOUNT_OPTS=("${base_opts[@]}" -o recompress=1,cache_size=4M)
+	rw_setup 256M -c "$alg" -C "$cl"
+	"$FSX" -N 4000 -S 11 -c "$cl" -l 8M -Z "$M/x" >"$T/fsx.log" 2>&1 ||
+		{ cat "$T/fsx.log" >&2; fail "$cfg: czfs_fsx failed"; }
+	before=$(stat_of recompress.clusters)
+	sleep 3		# what it left goes cold and is compressed again
+	[ "$(stat_of recompress.clusters)" -gt "$before" ] ||
+		fail "$cfg: nothing recompressed after fsx stopped"
+	"$FSX" -N 4000 -S 12 -c "$cl" -l 8M -Z -e -d "$T/x.model" "$M/x" >"$T/fsx.log" 2>&1 ||
+		{ cat "$T/fsx.log" >&2; fail "$cfg: czfs_fsx over recompressed clusters failed"; }
+	note "$cfg: $(stat_of recompress.clusters) clusters recompressed, $(stat_of writeback.hot) written back block by block"
+	rw_umount
+	rw_fsck
+	rw_mount_existing
+	cmp "$M/x" "$T/x.model" || fail "$cfg: differs from fsx's model after a remount"
+	rw_umount
+done
+
+note "what an unmount left is recompressed at the next mount"
+RW_MOUNT_OPTS=("${base_opts[@]}" -o recompress=0)
+rw_setup 256M
+cp "$T/text" "$M/f"
+cp "$T/text" "$T/model"
+python3 "$RC" "$M/f" "$T/model" 2 1000 >/dev/null || fail "rewrites read back wrong"
+[ "$(stat_of recompress.clusters)" -eq 0 ] || fail "recompress=0 recompressed"
+rw_umount
+left=$(kind_count block-mapped)
+[ "$left" -gt 0 ] || fail "no block-mapped cluster left by the unmount"
+RW_MOUNT_OPTS=("${base_opts[@]}" -o recompress=1)
+rw_mount_existing
+settle "next mount"
+[ "$(stat_of recompress.scans)" -ge 1 ] || fail "the mount did not scan the tree"
+[ "$(stat_of recompress.clusters)" -ge "$left" ] ||
+	fail "$(stat_of recompress.clusters) of $left block-mapped clusters recompressed"
+cmp "$M/f" "$T/model" || fail "differs after recompression at the next mount"
+rw_umount
+rw_fsck
+[ "$(kind_count block-mapped)" -eq 0 ] || fail "block-mapped clusters left after the next mount"
+
+note "a kill -9 in the middle of recompression"
+RW_MOUNT_OPTS=("${base_opts[@]}" -o recompress=0)
+rw_setup 512M
+for i in $(seq 1 8); do cat "$T/text"; done >"$T/model"
+cp "$T/model" "$M/f"
+python3 "$RC" "$M/f" "$T/model" 3 12000 >/dev/null || fail "rewrites read back wrong"
+rw_umount
+left=$(kind_count block-mapped)
+RW_MOUNT_OPTS=("${base_opts[@]}" -o recompress=1,commit=1)
+rw_mount_existing
+killed=
+for i in $(seq 1 600); do
+	done_=$(stat_of recompress.clusters) pending=$(stat_of recompress.pending)
+	if [ "$done_" -gt 0 ] && [ "$pending" -gt 0 ]; then
+		killed="$done_ of $left ($pending pending)"
+		rw_kill_daemon
+		break
+	fi
+	sleep 0.05
+done
+[ -n "$killed" ] || fail "never caught recompression under way ($left block-mapped)"
+note "killed with $killed block-mapped clusters recompressed"
+rw_fsck
+RW_MOUNT_OPTS=("${base_opts[@]}" -o recompress=0)
+rw_mount_existing
+cmp "$M/f" "$T/model" || fail "fsync'd data lost to a kill -9 during recompression"
+rw_umount
+note "$(kind_count block-mapped) of $left block-mapped clusters left after the kill"
+
+note "a file written at random while recompression runs"
+RW_MOUNT_OPTS=("${base_opts[@]}" -o recompress=1)
+rw_mount_existing
+n=$(python3 "$RC" "$M/f" "$T/model" 4 0 8) || fail "rewrites under recompression read back wrong"
+rc=$(stat_of recompress.clusters)
+note "$n rewrites in 8 s, $rc clusters recompressed meanwhile"
+[ "$rc" -gt 0 ] || fail "no cluster recompressed while the file was written"
+rw_umount
+rw_fsck
+rw_mount_existing
+cmp "$M/f" "$T/model" || fail "differs after a remount"
+
+note "user.czfs.compress on a file with data recompresses it now"
+RW_MOUNT_OPTS=("${base_opts[@]}" -o recompress=0)
+rw_umount
+rw_setup 256M -c lz4
+cp "$T/text" "$M/f"
+sync "$M/f"
+python3 "$RC" "$M/f" "$T/text" 5 300 >/dev/null || fail "rewrites read back wrong"
+cp "$T/text" "$T/model"
+setfattr -n user.czfs.compress -v zstd:9 "$M/f" || fail "setfattr zstd:9"
+[ "$(getfattr --absolute-names --only-values -n user.czfs.compress "$M/f")" = zstd:9 ] ||
+	fail "user.czfs.compress does not read zstd:9"
+cmp "$M/f" "$T/model" || fail "differs after recompression with zstd"
+blocks_zstd=$(stat -c %b "$M/f")
+rw_umount
+rw_fsck
+nz=$("$DUMP" "$RW_IMG" /f | grep -c ' alg zstd ' || true)
+nl=$("$DUMP" "$RW_IMG" /f | grep -c ' alg lz4 ' || true)
+[ "$(kind_count block-mapped)" -eq 0 ] || fail "block-mapped clusters left after setfattr"
+[ "$nz" -gt 0 ] && [ "$nl" -eq 0 ] || fail "after setfattr zstd:9: $nz zstd clusters, $nl lz4"
+rw_mount_existing
+setfattr -n user.czfs.compress -v none "$M/f" || fail "setfattr none"
+cmp "$M/f" "$T/model" || fail "differs after rewriting it raw"
+blocks_none=$(stat -c %b "$M/f")
+note "st_blocks: $blocks_zstd with zstd:9, $blocks_none raw"
+[ "$blocks_none" -gt "$blocks_zstd" ] || fail "stored raw, the file takes no more room"
+rw_umount
+rw_fsck
+[ "$(kind_count compressed)" -eq 0 ] || fail "compressed clusters left after setting none"
