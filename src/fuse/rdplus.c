@@ -26,7 +26,6 @@ static void go_bare(struct czfs_rdplus *rp)
 	rp->bare = true;
 	rp->probe_dir = rp->probe_ino = 0;
 	memset(rp->recent, 0, sizeof(rp->recent));
-	rp->hits = 0;
 }
 
 /* Locked. */
@@ -79,8 +78,7 @@ void czfs_rdplus_lookup(struct czfs_rdplus *rp, uint64_t dir, uint64_t ino)
 	} else if (rp->bare) {
 		for (unsigned i = 0; i < CZFS_RDPLUS_RECENT; i++)
 			if (rp->recent[i] == dir) {
-				if (++rp->hits >= CZFS_RDPLUS_HITS)
-					go_attrs(rp);
+				go_attrs(rp);
 				break;
 			}
 	}

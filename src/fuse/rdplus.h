@@ -16,7 +16,11 @@
  *     probe comes twice as many listings later.  Not looked up within
  *     CZFS_RDPLUS_PROBE_WAIT listings: names are enough, go without;
  *   - without, the last CZFS_RDPLUS_RECENT directories listed are kept;
- *     CZFS_RDPLUS_HITS lookups of files in them: back to attributes.
+ *     the first lookup of a file in them: back to attributes.  Not the
+ *     second: a walk stats in listing order, and the directories between
+ *     its first file and its second would be listed without meanwhile,
+ *     each of their files one more LOOKUP.  (The files already listed
+ *     without cost it a LOOKUP each all the same.)
  * Lookups of directories do not count: any walk descends into them.
  * Either mode lists the same entries; only the requests differ.
  *
@@ -33,7 +37,6 @@
 #define CZFS_RDPLUS_GAP_MIN	8	/* listings between probes, at first */
 #define CZFS_RDPLUS_GAP_MAX	128	/* and at most */
 #define CZFS_RDPLUS_RECENT	16	/* bare listings file lookups count in */
-#define CZFS_RDPLUS_HITS	2	/* such lookups that bring attributes */
 
 struct czfs_rdplus {
 	pthread_mutex_t lock;
@@ -42,9 +45,9 @@ struct czfs_rdplus {
 	 * was sent or since the last was answered, and between probes */
 	uint64_t probe_dir, probe_ino;
 	unsigned since, gap;
-	/* without: the last directories listed, and file lookups in them */
+	/* without: the last directories listed */
 	uint64_t recent[CZFS_RDPLUS_RECENT];
-	unsigned next, hits;
+	unsigned next;
 };
 
 /* What a listing does with its entries. */

@@ -29,10 +29,7 @@ read_all() {
 	"$STAT" "$T/mnt" >"$T/stats.seq"
 	# DROP=1: the random reads reach the daemon, not the kernel's copy
 	# from the reads above (what the small-pool checks need to happen)
-	if [ -n "${DROP:-}" ]; then
-		sync
-		echo 3 >/proc/sys/vm/drop_caches
-	fi
+	[ -z "${DROP:-}" ] || drop_caches
 	python3 - "$T/src/text" "$T/mnt/text" <<'PY' || fail "random reads differ with -o $1"
 import os, random, sys
 a, b = (open(p, 'rb') for p in sys.argv[1:3])

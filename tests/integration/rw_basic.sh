@@ -123,8 +123,7 @@ note "relatime: a read after a change updates the access time"
 touch -m "$M/packed.dat"
 old=$(stat -c %X "$M/packed.dat")
 sleep 1.1
-sync
-echo 3 >/proc/sys/vm/drop_caches
+drop_caches
 cat "$M/packed.dat" >/dev/null
 # the kernel keeps the old attributes for up to a second (more on a
 # loaded machine): wait for the new atime, 10 s at most

@@ -193,14 +193,12 @@ elif fd < 0:
     sys.exit("open_by_handle_at doomed: %s" % os.strerror(err))
 PY
 python3 "$T/handles.py" save "$M" "$T/handles" || fail "handles"
-sync
-echo 2 >/proc/sys/vm/drop_caches	# dentries and inodes
+drop_caches 2	# dentries and inodes
 python3 "$T/handles.py" check "$M" "$T/handles" || fail "handles after drop_caches"
 rw_remount
 python3 "$T/handles.py" check "$M" "$T/handles" || fail "handles across a remount"
 rm "$M/h/doomed"
-sync
-echo 2 >/proc/sys/vm/drop_caches
+drop_caches 2
 python3 "$T/handles.py" gone "$M" "$T/handles" || fail "handle of a deleted file"
 
 if [ "$RW_TARGET" = czfs ]; then
