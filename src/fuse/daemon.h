@@ -157,6 +157,10 @@ struct czfs_daemon {
 	/* Serialises the completion of a partial cache entry with the
 	 * writes into it (load.h: czfs_load_complete). */
 	pthread_mutex_t partial_lock;
+	/* Writeback's blocks against commits (room.h: czfs_room_take_begin);
+	 * writer-preferring, so a stream of writebacks cannot starve a
+	 * checkpoint. */
+	pthread_rwlock_t take_lock;
 	/* Staged pages of all streams, kept under a quarter of the pool so
 	 * that they never starve the cluster cache (staging.c). */
 	atomic_ullong staged_pages;

@@ -13,6 +13,7 @@
 #include "flushreq.h"
 #include "log.h"
 #include "minode.h"
+#include "room.h"
 #include "util.h"
 #include "writeback.h"
 
@@ -61,6 +62,7 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 
 	pthread_mutex_lock(&fl->commit_lock);
 	err = czfs_writeback_all(dm, &wb_err);
+	czfs_room_commit_begin(dm);	/* no writeback between blocks and link */
 	pthread_rwlock_wrlock(&dm->fs->lock);
 	/* Nothing written back and nothing else changed since the last
 	 * checkpoint (an fsync of a clean file or directory, as SQLite's
@@ -71,6 +73,7 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 			   czfs_fs_commit_unmount(dm->fs) : czfs_fs_commit(dm->fs)))
 		atomic_fetch_add(&dm->st.checkpoints, 1);
 	pthread_rwlock_unlock(&dm->fs->lock);
+	czfs_room_commit_end(dm);
 	/* The host's punches of the blocks it freed, with fs->lock let go:
 	 * under it they stalled every reader and writer (measured, random
 	 * 4 KiB writes: 99.9th percentile 1 s, 80 ms without discard). */

@@ -512,10 +512,15 @@ static int daemon_setup(struct czfs_daemon *dm)
 			 (dm->opts.nodiscard ? 0 : CZFS_OPEN_DISCARD),
 		.remote = &dm->opts.remote,
 	};
+	pthread_rwlockattr_t rwa;
 	int err;
 
 	pthread_mutex_init(&dm->open_lock, NULL);
 	pthread_mutex_init(&dm->partial_lock, NULL);
+	pthread_rwlockattr_init(&rwa);
+	pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&dm->take_lock, &rwa);
+	pthread_rwlockattr_destroy(&rwa);
 	czfs_rdplus_init(&dm->rdp);
 	err = czfs_fs_open(dm->opts.image, &fo, &dm->fs);
 	if (!err && !dm->opts.ro)

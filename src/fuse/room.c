@@ -59,15 +59,42 @@ bool czfs_room_promised(struct czfs_daemon *dm,
 	return !err && ci.prealloc;
 }
 
+void czfs_room_take_begin(struct czfs_daemon *dm)
+{
+	pthread_rwlock_rdlock(&dm->take_lock);
+}
+
+void czfs_room_take_end(struct czfs_daemon *dm)
+{
+	pthread_rwlock_unlock(&dm->take_lock);
+}
+
+void czfs_room_commit_begin(struct czfs_daemon *dm)
+{
+	pthread_rwlock_wrlock(&dm->take_lock);
+}
+
+void czfs_room_commit_end(struct czfs_daemon *dm)
+{
+	pthread_rwlock_unlock(&dm->take_lock);
+}
+
 int czfs_room_alloc(struct czfs_daemon *dm, unsigned n, uint64_t *blk)
 {
-	int err = czfs_smap_alloc(&dm->fs->smap, n, blk);
+	return czfs_smap_alloc(&dm->fs->smap, n, blk);
+}
 
-	if (err != -ENOSPC)
-		return err;
+int czfs_room_reclaim(struct czfs_daemon *dm)
+{
+	int err;
+
+	if (!czfs_smap_freed_pending(&dm->fs->smap))
+		return -ENOSPC;
+	czfs_room_commit_begin(dm);
 	pthread_rwlock_wrlock(&dm->fs->lock);
 	err = czfs_fs_commit(dm->fs);
 	pthread_rwlock_unlock(&dm->fs->lock);
+	czfs_room_commit_end(dm);
 	czfs_fs_discard_held(dm->fs);	/* the freed blocks become reusable */
-	return err ?: czfs_smap_alloc(&dm->fs->smap, n, blk);
+	return err;
 }

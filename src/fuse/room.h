@@ -5,7 +5,8 @@
  * that what a write accepted can always be written.  A margin stays for
  * metadata, unlink and checkpoints.  Writeback finds its blocks here.
  *
- * Threads: any; the reservations are one atomic counter (dm->reserved_blocks).
+ * Threads: any; the reservations are one atomic counter (dm->reserved_blocks);
+ * dm->take_lock orders writeback's blocks against commits.
  */
 #ifndef CZFS_FUSE_ROOM_H
 #define CZFS_FUSE_ROOM_H
@@ -33,10 +34,29 @@ bool czfs_room_promised(struct czfs_daemon *dm,
 			const struct czfs_inode_info *ii, uint64_t idx);
 
 /*
- * Find n contiguous blocks for writeback (fs->lock not held): *blk, 0 or
- * -errno.  When only blocks freed since the last checkpoint are left, it
- * commits one first: they become usable once it is durable.
+ * Writeback's blocks.  A writeback allocates and writes its blocks before
+ * it links them (fs->lock taken only for the link); a checkpoint that
+ * committed in between would make them used in the space map with
+ * nothing pointing at them, leaked after a crash.  So a writeback holds
+ * the room shared from its first allocation until its items are linked
+ * or its blocks given back (czfs_room_take_begin/_end), and a commit
+ * holds it exclusive (czfs_room_commit_begin/_end, before fs->lock).
+ * Nothing that holds it shared waits for a checkpoint.
  */
+void czfs_room_take_begin(struct czfs_daemon *dm);
+void czfs_room_take_end(struct czfs_daemon *dm);
+void czfs_room_commit_begin(struct czfs_daemon *dm);
+void czfs_room_commit_end(struct czfs_daemon *dm);
+
+/* Find n contiguous blocks for writeback (between take_begin and
+ * take_end): *blk, 0 or -errno (-ENOSPC). */
 int czfs_room_alloc(struct czfs_daemon *dm, unsigned n, uint64_t *blk);
+
+/*
+ * A writeback that found no room, and holds none: when blocks freed
+ * since the last checkpoint wait, commit one so that they become usable
+ * (0: try again); else -ENOSPC.
+ */
+int czfs_room_reclaim(struct czfs_daemon *dm);
 
 #endif /* CZFS_FUSE_ROOM_H */

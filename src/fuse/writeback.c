@@ -330,6 +330,31 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 }
 
 /*
+ * Encode and write ws[0..n), then link them in one transaction, holding
+ * the room (room.h) so that no commit falls in between; blocks written
+ * but not linked go back on failure.
+ */
+static int encode_link(struct czfs_daemon *dm, struct czfs_minode *mi,
+		       const struct czfs_inode_info *ii, struct wb_item *ws,
+		       unsigned n)
+{
+	int err = 0;
+
+	czfs_room_take_begin(dm);
+	for (unsigned i = 0; i < n && !err; i++)
+		err = wb_encode(dm, ii, &ws[i]);
+	if (!err)
+		err = wb_link(dm, mi, ws, n);
+	for (unsigned i = 0; err && i < n; i++) {
+		if (!ws[i].done && ws[i].nblk)
+			czfs_smap_free(&dm->fs->smap, ws[i].blk, ws[i].nblk);
+		ws[i].nblk = 0;
+	}
+	czfs_room_take_end(dm);
+	return err;
+}
+
+/*
  * Write back the oldest max of mi's dirty clusters (wb_lock held) in one
  * transaction; *took says how many it took.
  */
@@ -368,18 +393,15 @@ static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi,
 			ws[i].done = true;
 		goto out;
 	}
-	for (unsigned i = 0; i < n && !err; i++)
-		err = wb_encode(dm, &ii, &ws[i]);
-	if (!err)
-		err = wb_link(dm, mi, ws, n);
+	err = encode_link(dm, mi, &ii, ws, n);
+	/* only blocks freed since the last checkpoint left: once one is
+	 * committed they can be used */
+	if (err == -ENOSPC && !czfs_room_reclaim(dm))
+		err = encode_link(dm, mi, &ii, ws, n);
 	/* the block count changed: the kernel's cached attributes are stale */
 	if (!err && atomic_load(&dm->serving))
 		fuse_lowlevel_notify_inval_inode(dm->se, mi->ino, -1, 0);
 	if (err) {
-		for (unsigned i = 0; i < n; i++)	/* written, not linked */
-			if (!ws[i].done && ws[i].nblk)
-				czfs_smap_free(&dm->fs->smap, ws[i].blk,
-					       ws[i].nblk);
 		czfs_err("inode %llu: writeback failed: %s",
 			 (unsigned long long)mi->ino, strerror(-err));
 	}
@@ -461,10 +483,12 @@ static void pack_one(struct czfs_daemon *dm, struct czfs_wbpack *pk)
 
 	if (pk->n > 1) {
 		err = czfs_wbpack_encode(dm, pk);
+		czfs_room_take_begin(dm);	/* blocks to link: no commit between */
 		if (!err)
 			err = pack_write(dm, pk);
 		if (!err)
 			err = czfs_wbpack_link(dm, pk);
+		czfs_room_take_end(dm);
 		if (err)
 			czfs_err("a pack of %u small files failed (%s): written alone",
 				 pk->n, strerror(-err));
