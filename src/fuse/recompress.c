@@ -97,20 +97,24 @@ static int rewrite_one(struct czfs_daemon *dm, struct czfs_minode *mi,
 	int err;
 
 	*taken = false;
+	/* A truncate or punch drops clusters under wb_lock: held from the
+	 * look to the mark, this cluster is either gone before (not found)
+	 * or dropped after, never written back past the file's end. */
+	pthread_mutex_lock(&mi->wb_lock);
 	err = lookup(dm, mi, idx, &ii, &ci, inl);
 	if (err || mi->unlinked || !wanted(&ci, any) ||
 	    idx * czfs_inode_cluster_bytes(&ii) >= ii.size)
-		return err;
+		goto out;
 	*old = held(&ci);
 	promised = czfs_room_promised(dm, &ii, idx);
 	err = czfs_load_get(dm, &ii, NULL, idx, 1, &e);
 	if (err)
-		return err;
+		goto out;
 	pthread_mutex_lock(&mi->lock);
 	if (e->dirty || !e->len || e->page == CZFS_NO_PAGE) {
 		pthread_mutex_unlock(&mi->lock);
 		czfs_ccache_put(dm->cc, e);
-		return 0;
+		goto out;
 	}
 	n = DIV_ROUND_UP(e->len, CZFS_BLOCK_SIZE);
 	e->wmask = n >= 64 ? ~0ull : (1ull << n) - 1;
@@ -119,6 +123,8 @@ static int rewrite_one(struct czfs_daemon *dm, struct czfs_minode *mi,
 	if (err)
 		czfs_ccache_put(dm->cc, e);
 	*taken = !err;
+out:
+	pthread_mutex_unlock(&mi->wb_lock);
 	return err;
 }
 

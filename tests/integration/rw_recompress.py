@@ -8,7 +8,8 @@ that compresses, fsync'd every 64 and at the end; MODEL holds the file's
 bytes before and gets what FILE must hold after.  Exits 1 when a read-back
 of the whole file differs from the model.  With SECONDS it pauses 10 ms
 every 64 writes, so that clusters it left a second ago go cold while it
-writes others.
+writes others, and every 512 writes cuts the file's end off and grows it
+back (the end must then read as zeros).
 """
 import os
 import random
@@ -34,6 +35,14 @@ while (k < ops) if until is None else (time.monotonic() < until):
         sys.exit('short write')
     ref[off:off + n] = data
     k += 1
+    if until is not None and k % 512 == 0:
+        # cut the file's end off and grow it back: what recompression
+        # had of that end must not come back (it reads as zeros)
+        size = len(ref)
+        cut = rnd.randrange(size // 2, size)
+        os.ftruncate(fd, cut)
+        os.ftruncate(fd, size)
+        ref[cut:] = bytes(size - cut)
     if k % 64 == 0:
         os.fsync(fd)
         if until is not None:
