@@ -2,6 +2,7 @@
 /* File data: find a cluster, read its blocks, decode it. */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "bdev.h"
@@ -71,8 +72,9 @@ static int scan_item(void *arg, const struct czfs_key *key, const void *val,
 		return 1;
 	}
 	s->left--;
+	/* (item data is unaligned: the kind byte read as a byte) */
 	if (key->type == CZFS_ITEM_CLUSTER && size >= sizeof(struct czfs_cluster) &&
-	    ((const struct czfs_cluster *)val)->kind == s->kind)
+	    ((const uint8_t *)val)[offsetof(struct czfs_cluster, kind)] == s->kind)
 		return s->fn(s->ctx, key->objectid, key->offset);
 	return 0;
 }
