@@ -21,7 +21,6 @@
 #include "minode.h"
 #include "pagepool.h"
 #include "recompress.h"
-#include "room.h"
 #include "util.h"
 #include "writeback.h"
 
@@ -92,7 +91,6 @@ static int rewrite_one(struct czfs_daemon *dm, struct czfs_minode *mi,
 	struct czfs_inode_info ii;
 	struct czfs_cluster_info ci;
 	struct czfs_centry *e;
-	bool promised;
 	unsigned n;
 	int err;
 
@@ -106,7 +104,6 @@ static int rewrite_one(struct czfs_daemon *dm, struct czfs_minode *mi,
 	    idx * czfs_inode_cluster_bytes(&ii) >= ii.size)
 		goto out;
 	*old = held(&ci);
-	promised = czfs_room_promised(dm, &ii, idx);
 	err = czfs_load_get(dm, &ii, NULL, idx, 1, &e);
 	if (err)
 		goto out;
@@ -118,7 +115,9 @@ static int rewrite_one(struct czfs_daemon *dm, struct czfs_minode *mi,
 	}
 	n = DIV_ROUND_UP(e->len, CZFS_BLOCK_SIZE);
 	e->wmask = n >= 64 ? ~0ull : (1ull << n) - 1;
-	err = czfs_writeback_mark_dirty(dm, mi, e, promised);
+	/* A promised (fallocated) cluster keeps its promise: the item
+	 * looked up above says whether it has one. */
+	err = czfs_writeback_mark_dirty(dm, mi, e, ci.prealloc);
 	pthread_mutex_unlock(&mi->lock);
 	if (err)
 		czfs_ccache_put(dm->cc, e);
