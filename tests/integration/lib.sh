@@ -70,7 +70,8 @@ czfs_mount() {
 	"$FUSE" "$image" "$mnt" -f "$@" 2>"$log" &
 	CZFS_PIDS+=($!)
 	CZFS_MOUNTS+=("$mnt")
-	for i in $(seq 1 100); do
+	# 30 s: a sanitizer build on a loaded machine is slow to start
+	for i in $(seq 1 300); do
 		if mountpoint -q "$mnt"; then
 			return 0
 		fi
@@ -79,8 +80,25 @@ czfs_mount() {
 		fi
 		sleep 0.1
 	done
+	czfs_stop_late "${CZFS_PIDS[-1]}" "$mnt"
 	cat "$log" >&2
 	fail "mount of $image on $mnt did not come up"
+}
+
+# czfs_stop_late PID MNT: a daemon that has not mounted (yet) is stopped;
+# had it mounted meanwhile, the mount goes too, never left behind.
+czfs_stop_late() {
+	local pid=$1 mnt=$2 i
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	for i in $(seq 1 50); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+	if mountpoint -q "$mnt"; then
+		umount -l "$mnt" 2>/dev/null || true
+	fi
 }
 
 czfs_umount_at() {
