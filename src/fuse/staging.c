@@ -13,7 +13,7 @@
 #include "temp.h"
 #include "util.h"
 
-/* A request may be larger than one temp allocation (a URL's 4 MiB). */
+/* A request may be larger than one temp allocation (up to 4 MiB). */
 #define STAGE_PARTS	(CZFS_MAX_REQUEST_LIMIT / CZFS_BLOCK_SIZE / CZFS_TEMP_MAX)
 
 /* One backing request whose pages may still be needed. */
