@@ -73,6 +73,16 @@ static void show_cp(struct dump_ctx *d, const struct czfs_cp_info *cp)
 	dout_u64(&d->out, "inode_count", cp->inode_count);
 	dout_time(&d->out, "commit_time", cp->commit_time, cp->commit_nsec);
 	dout_u64(&d->out, "mount_count", cp->mount_count);
+	dout_bool(&d->out, "covered", cp->flags & CZFS_CP_COVERED);
+	if (cp->flags & CZFS_CP_COVERED) {
+		uint64_t blocks = 0;
+
+		for (unsigned i = 0; i < cp->nr_covered; i++)
+			blocks += CZFS_CP_EXTENT_LEN(cp->covered[i]);
+		dout_u64(&d->out, "covered_extents", cp->nr_covered);
+		dout_u64(&d->out, "covered_blocks", blocks);
+		dout_hex(&d->out, "covered_crc", cp->covered_crc);
+	}
 	dout_arr(&d->out, "smap_index");
 	for (unsigned i = 0; i < cp->nr_smap_index; i++) {
 		dout_row(&d->out);
@@ -93,20 +103,26 @@ static void show_slot(struct dump_ctx *d, unsigned i, void *blk)
 	int err = czfs_bdev_read(d->fs->bdev, blk, CZFS_BLOCK_SIZE,
 				 slot * CZFS_BLOCK_SIZE);
 
+	uint32_t crc;
+
 	if (!err && czfs_is_zero(blk, CZFS_BLOCK_SIZE))
 		state = "empty";
 	else if (err || czfs_cp_decode(blk, slot, &cp))
 		state = "invalid";
+	else if ((cp.flags & CZFS_CP_COVERED) &&
+		 (czfs_cp_covered_crc(d->fs->bdev, &cp, &crc) ||
+		  crc != cp.covered_crc))
+		state = "incomplete";	/* a crash cut its flush: not used */
 	snprintf(name, sizeof(name), "checkpoint%llu", (unsigned long long)slot);
 	dout_obj(&d->out, name);
 	dout_u64(&d->out, "blkaddr", slot);
 	dout_str(&d->out, "state", state);
-	dout_bool(&d->out, "current", *state == 'v' &&
+	dout_bool(&d->out, "current", !strcmp(state, "valid") &&
 		  cp.generation == d->fs->cp.generation);
-	if (*state == 'v')
+	if (strcmp(state, "empty") && strcmp(state, "invalid"))
 		show_cp(d, &cp);
 	dout_obj_end(&d->out);
-	if (*state == 'i')
+	if (!strcmp(state, "invalid"))	/* incomplete: a crash, not damage */
 		d->damage++;
 }
 

@@ -129,6 +129,13 @@ void fsck_check_slots(struct fsck_ctx *c)
 			fsck_warn(c, "checkpoint in block %" PRIu64 " is damaged; "
 				  "the image uses generation %" PRIu64 " in block %" PRIu64,
 				  slot, cur->generation, cur_slot);
+		else if (other.generation > cur->generation)
+			/* refused at open: a one-flush commit a crash cut */
+			fsck_note(c, "checkpoint in block %" PRIu64 " (generation %"
+				  PRIu64 ") lacks blocks it names: its flush did not "
+				  "complete; the image uses generation %" PRIu64
+				  ", the one before", slot, other.generation,
+				  cur->generation);
 	}
 	free(blk);
 }

@@ -320,6 +320,10 @@ static int rewrite_cp(struct czfs_bdev *b, uint64_t used)
 	clock_gettime(CLOCK_REALTIME, &now);
 	cp.generation++;
 	cp.used_blocks = used;
+	/* flushed before it is written: it names no blocks (COVERED) */
+	cp.flags &= ~CZFS_CP_COVERED;
+	cp.nr_covered = 0;
+	cp.covered_crc = 0;
 	cp.commit_time = now.tv_sec;
 	cp.commit_nsec = (uint32_t)now.tv_nsec;
 	err = czfs_bdev_flush(b);

@@ -126,9 +126,32 @@ static void report_ranges(struct fsck_ctx *c, const struct fsck_vec *v,
 		fsck_note(c, "space map: %" PRIu64 " blocks %s in all", total, what);
 }
 
+/* A COVERED checkpoint's blocks are in use: a free one could be written
+ * again before the next checkpoint, and a crash then would refuse this
+ * one for the one before it. */
+static void check_covered(struct fsck_ctx *c)
+{
+	const struct czfs_cp_info *cp = &c->fs->cp;
+
+	for (unsigned i = 0; i < cp->nr_covered; i++) {
+		uint64_t a = CZFS_CP_EXTENT_ADDR(cp->covered[i]);
+		uint64_t n = CZFS_CP_EXTENT_LEN(cp->covered[i]);
+
+		for (uint64_t b = a; b < a + n; b++)
+			if (!ref_test(c->ref, b)) {
+				fsck_error(c, "checkpoint: covered block %" PRIu64
+					   " is not in use", b);
+				return;
+			}
+	}
+}
+
 void fsck_check_space(struct fsck_ctx *c)
 {
 	uint64_t leaked, unmarked;
+
+	if (!c->walk_incomplete && !c->refs_incomplete)
+		check_covered(c);
 
 	if (!c->smap) {
 		fsck_note(c, "space map not loaded: blocks in use not compared");

@@ -142,12 +142,30 @@ struct czfs_super_block {
 /* ---- checkpoint (blocks 1 and 2) --------------------------------------- */
 
 #define CZFS_CP_CLEAN_UMOUNT	0x01	/* written by a clean unmount */
+#define CZFS_CP_COVERED		0x02	/* made with one flush: see below */
 
 /*
  * A checkpoint occupies a whole block.  The valid slot with the highest
  * generation wins; a slot is valid when its magic, checksum, blkaddr and
  * generation parity match.
+ *
+ * A COVERED checkpoint was written together with the blocks it brought
+ * into use, and one flush made them all durable (a database's fsync: half
+ * the flushes of writing the blocks, flushing, then the checkpoint).  So
+ * it may have reached the disk without some of them.  It names them:
+ * after the nr_smap_index index addresses, smap_index[] holds nr_covered
+ * extents (CZFS_CP_EXTENT: every block in use in this checkpoint and not
+ * in the one before), and covered_crc is the crc32c of their contents in
+ * that order.  A reader that finds the crc wrong (or a block unreadable)
+ * takes the other slot, the generation before, which was durable before
+ * this one was written.
  */
+#define CZFS_CP_EXTENT_BITS	16
+#define CZFS_CP_EXTENT_MAX	(1u << CZFS_CP_EXTENT_BITS)	/* blocks */
+#define CZFS_CP_EXTENT(addr, n)	((uint64_t)(addr) << CZFS_CP_EXTENT_BITS | \
+				 (uint64_t)((n) - 1))
+#define CZFS_CP_EXTENT_ADDR(e)	((e) >> CZFS_CP_EXTENT_BITS)
+#define CZFS_CP_EXTENT_LEN(e)	(((e) & (CZFS_CP_EXTENT_MAX - 1)) + 1)
 struct czfs_checkpoint {
 	__le32 checksum;		/* crc32c of the block, field zeroed */
 	__le32 magic;			/* CZFS_CP_MAGIC */
@@ -157,8 +175,9 @@ struct czfs_checkpoint {
 	__le64 root_generation;		/* generation stored in the root node */
 	__u8 root_level;		/* 0 when the root is a leaf */
 	__u8 flags;		/* CZFS_CP_* */
-	__le16 nr_smap_index;		/* used entries of smap_index[] */
-	__le32 reserved0;
+	__le16 nr_smap_index;		/* index addresses in smap_index[] */
+	__le16 nr_covered;		/* COVERED: extents after them */
+	__le16 reserved0;
 	__le64 image_blocks;		/* blocks the image file holds now */
 	__le64 max_blocks;		/* current size limit (>= image_blocks) */
 	__le64 used_blocks;		/* blocks marked used in the space map */
@@ -166,12 +185,13 @@ struct czfs_checkpoint {
 	__le64 inode_count;		/* live inodes */
 	__le64 commit_time;		/* seconds since the epoch */
 	__le32 commit_nsec;
-	__le32 reserved1;
+	__le32 covered_crc;		/* COVERED: crc32c of their blocks */
 	__le64 mount_count;
 	__le64 prealloc_blocks;		/* blocks promised to clusters, all
 					 * inodes (INCOMPAT_PREALLOC) */
 	__le64 reserved[1];
-	/* Addresses of space-map index blocks; 0 = index block all free. */
+	/* Addresses of space-map index blocks (0 = index block all free),
+	 * then the covered extents. */
 	__le64 smap_index[496];
 };
 

@@ -28,6 +28,10 @@
  *   czfs-corrupt IMAGE pack-drop PATH IDX  delete that pack's PACK item
  *   czfs-corrupt IMAGE used-count DELTA    a checkpoint with a wrong used count
  *   czfs-corrupt IMAGE commit              an empty transaction
+ *   czfs-corrupt IMAGE covered PATH        no damage: PATH's inode stored
+ *        again by a one-flush (COVERED) checkpoint, as a mount's fsync
+ *   czfs-corrupt IMAGE tear                the newest checkpoint's first
+ *        covered block zeroed: a one-flush commit a crash cut
  *   czfs-corrupt IMAGE poke PATH KIND ARG BYTE VALUE
  *        set byte BYTE of an item of PATH to VALUE: KIND inode (ARG -),
  *        xattr (ARG the name), dentry (PATH a directory, ARG the entry
@@ -125,6 +129,16 @@ static int set_field(struct cmd *c)
 	else
 		ii.blocks = v;
 	return put_inode(c->fs, &ii);
+}
+
+static int cover_inode(struct cmd *c)
+{
+	struct czfs_inode_info ii;
+	int err = path_inode(c, &ii);
+
+	c->fs->cover_blocks = 1024;	/* as czfs-fuse, mounted */
+	c->fs->cp.flags &= ~CZFS_CP_CLEAN_UMOUNT;
+	return err ?: put_inode(c->fs, &ii);
 }
 
 static int reserve(struct cmd *c)
@@ -317,6 +331,8 @@ static int transaction(struct cmd *c)
 		err = c->argc > 5 ? reserve(c) : -EINVAL;
 	else if (!strcmp(op, "blockmap"))
 		err = c->argc > 4 ? blockmap(c) : -EINVAL;
+	else if (!strcmp(op, "covered"))
+		err = c->argc > 3 ? cover_inode(c) : -EINVAL;
 	else if (!strcmp(op, "inode-count"))
 		c->fs->cp.inode_count += c->argc > 3 ? num(c->argv[3]) : 1;
 	else if (!strcmp(op, "prealloc-count"))
@@ -333,6 +349,7 @@ out:
 
 /* ---- raw changes ----------------------------------------------------------- */
 
+
 static int rw_block(const char *image, uint64_t blk, void *buf, bool write)
 {
 	int fd = open(image, O_RDWR), err = 0;
@@ -346,6 +363,19 @@ static int rw_block(const char *image, uint64_t blk, void *buf, bool write)
 		err = n < 0 ? -errno : -EIO;
 	close(fd);
 	return err;
+}
+
+/* Zero the first block the newest (COVERED) checkpoint names. */
+static int tear(struct cmd *c, const char *image)
+{
+	uint8_t zero[CZFS_BLOCK_SIZE] = { 0 };
+	const struct czfs_cp_info *cp = &c->fs->cp;
+
+	if (!(cp->flags & CZFS_CP_COVERED)) {
+		fprintf(stderr, "czfs-corrupt: the newest checkpoint is not covered\n");
+		return -EINVAL;
+	}
+	return rw_block(image, CZFS_CP_EXTENT_ADDR(cp->covered[0]), zero, true);
 }
 
 /* Where the item of PATH named by KIND ARG lives: block and byte offset. */
@@ -434,7 +464,8 @@ int main(int argc, char **argv)
 	struct czfs_fs_opts o = { .flags = CZFS_OPEN_RDONLY | CZFS_OPEN_NOSMAP };
 	struct cmd c = { .argv = argv, .argc = argc };
 	const char *op = argc > 2 ? argv[2] : "";
-	bool raw = !strcmp(op, "poke") || !strcmp(op, "used-count");
+	bool raw = !strcmp(op, "poke") || !strcmp(op, "used-count") ||
+		   !strcmp(op, "tear");
 	int err;
 
 	if (argc < 3) {
@@ -448,6 +479,8 @@ int main(int argc, char **argv)
 	else if (!strcmp(op, "used-count") && argc > 3)
 		err = czfs_fs_open(argv[1], &(struct czfs_fs_opts){ 0 }, &c.fs) ?:
 		      used_count(&c);
+	else if (!strcmp(op, "tear"))
+		err = czfs_fs_open(argv[1], &o, &c.fs) ?: tear(&c, argv[1]);
 	else if (raw && argc > 7)
 		err = czfs_fs_open(argv[1], &o, &c.fs) ?: poke(&c, argv[1]);
 	else if (raw)

@@ -88,7 +88,8 @@ struct czfs_mount_opts {
 struct czfs_daemon_stats {
 	atomic_ullong read_reqs, read_bytes;
 	atomic_ullong write_reqs, write_bytes;	/* WRITE requests, bytes taken */
-	atomic_ullong checkpoints, checkpoints_skipped;	/* writeback.c's */
+	atomic_ullong checkpoints, checkpoints_skipped;	/* flusher.c's */
+	atomic_ullong checkpoints_one_flush;	/* of them, COVERED */
 	atomic_ullong loads_reader;	/* clusters a FUSE thread loaded itself */
 	atomic_ullong loads_prefetch;	/* clusters the prefetch workers loaded */
 	atomic_ullong load_errors;

@@ -64,6 +64,23 @@ void czfs_flushreq_freed(struct czfs_daemon *dm)
 	pthread_mutex_unlock(&fr->lock);
 }
 
+bool czfs_flushreq_discard(struct czfs_daemon *dm)
+{
+	struct czfs_flushreq *fr = dm->fr;
+	bool queued;
+
+	if (!fr)
+		return false;
+	pthread_mutex_lock(&fr->lock);
+	queued = !fr->stop;
+	if (queued && !fr->discard) {
+		fr->discard = true;
+		pthread_cond_signal(&fr->wake);
+	}
+	pthread_mutex_unlock(&fr->lock);
+	return queued;
+}
+
 static bool past(const struct timespec *t)
 {
 	struct timespec now;
@@ -74,16 +91,19 @@ static bool past(const struct timespec *t)
 }
 
 bool czfs_flushreq_wait(struct czfs_flushreq *fr, struct timespec *until,
-			unsigned period, bool *kick, bool *commit)
+			unsigned period, bool *kick, bool *commit,
+			bool *discard)
 {
 	bool running;
 
 	pthread_mutex_lock(&fr->lock);
-	if (!fr->stop && !fr->kick && !fr->commit_now)
+	if (!fr->stop && !fr->kick && !fr->commit_now && !fr->discard)
 		pthread_cond_timedwait(&fr->wake, &fr->lock, until);
 	running = !fr->stop;
 	*kick = fr->kick && running;
 	fr->kick = false;
+	*discard = fr->discard && running;
+	fr->discard = false;
 	*commit = running && (past(until) || fr->commit_now);
 	fr->commit_now = false;
 	if (*commit) {

@@ -25,6 +25,7 @@ struct czfs_flushreq {
 	bool changed;			/* something to checkpoint */
 	bool kick;			/* a writer asks for writeback */
 	bool commit_now;		/* freed blocks wait: checkpoint early */
+	bool discard;			/* a checkpoint left blocks to punch */
 };
 
 void czfs_flushreq_init(struct czfs_flushreq *fr);
@@ -36,15 +37,19 @@ void czfs_flushreq_change(struct czfs_daemon *dm);
 void czfs_flushreq_kick(struct czfs_daemon *dm);
 /* Blocks were freed: past FREED_PENDING_MAX waiting, checkpoint early. */
 void czfs_flushreq_freed(struct czfs_daemon *dm);
+/* Freed blocks pile up: punch them (czfs_fs_discard_held) on the
+ * flusher now.  False without a flusher, or once it stopped. */
+bool czfs_flushreq_discard(struct czfs_daemon *dm);
 
 /*
  * The flusher waits for a request or for *until; when a checkpoint is
  * due (until passed, or early) *until moves period seconds on.  *kick:
- * writeback asked; *commit: a checkpoint is due and something changed.
- * False once stopped.
+ * writeback asked; *commit: a checkpoint is due and something changed;
+ * *discard: freed blocks to punch.  False once stopped.
  */
 bool czfs_flushreq_wait(struct czfs_flushreq *fr, struct timespec *until,
-			unsigned period, bool *kick, bool *commit);
+			unsigned period, bool *kick, bool *commit,
+			bool *discard);
 /* Wake the flusher for good: its wait returns false. */
 void czfs_flushreq_stop(struct czfs_flushreq *fr);
 

@@ -37,6 +37,9 @@
 #define REMOTE_MAX_REQUEST	(2u << 20)	/* measured: bench/remote, 2M best or
 						 * level with 1M, 4M last */
 #define MIN_CACHE_SIZE		(4ull << 20)
+/* Checkpoints that bring up to 4 MiB into use are made with one flush:
+ * a mount reads back that much at most to check the last one. */
+#define COVER_BLOCKS		1024u
 #define RO_TIMEOUT		86400.0	/* an image mounted ro never changes */
 #define RW_TIMEOUT		1.0
 #define DEFAULT_COMMIT		5	/* seconds between checkpoints */
@@ -528,6 +531,8 @@ static int daemon_setup(struct czfs_daemon *dm)
 		err = mount_rw(dm);
 	if (!err)	/* checkpoints punch after fs->lock (flusher.c) */
 		dm->fs->defer_discard = true;
+	if (!err)	/* an fsync's checkpoint: one flush (czfs_fs.h) */
+		dm->fs->cover_blocks = COVER_BLOCKS;
 	if (!err)
 		err = czfs_itable_create(&dm->it);
 	if (!err && !dm->opts.ro && dm->opts.recompress)

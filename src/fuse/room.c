@@ -88,8 +88,13 @@ int czfs_room_reclaim(struct czfs_daemon *dm)
 {
 	int err;
 
-	if (!czfs_smap_freed_pending(&dm->fs->smap))
-		return -ENOSPC;
+	if (!czfs_smap_freed_pending(&dm->fs->smap)) {
+		/* committed, but the flusher has not punched them yet */
+		if (!czfs_smap_held(&dm->fs->smap))
+			return -ENOSPC;
+		czfs_fs_discard_held(dm->fs);
+		return 0;
+	}
 	czfs_room_commit_begin(dm);
 	pthread_rwlock_wrlock(&dm->fs->lock);
 	err = czfs_fs_commit(dm->fs);

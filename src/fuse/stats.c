@@ -55,6 +55,7 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "fuse.write_bytes %llu\n", ld(&s->write_bytes));
 	put(o, "checkpoint.written %llu\n", ld(&s->checkpoints));
 	put(o, "checkpoint.skipped %llu\n", ld(&s->checkpoints_skipped));
+	put(o, "checkpoint.one_flush %llu\n", ld(&s->checkpoints_one_flush));
 	put(o, "writeback.clusters %llu\n", ld(&s->wb_clusters));
 	put(o, "writeback.hot %llu\n", ld(&s->wb_hot));
 	put(o, "writeback.hot_written %llu\n", ld(&s->wb_hot_fresh));
@@ -129,6 +130,7 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 	/* over fuse.write_bytes: the write amplification */
 	put(o, "backing.writes %llu\nbacking.write_bytes %llu\n",
 	    ld(&b->writes), ld(&b->write_bytes));
+	put(o, "backing.flushes %llu\n", ld(&b->flushes));
 	put(o, "backing.punches %llu\nbacking.punch_bytes %llu\n",
 	    ld(&b->punches), ld(&b->punch_bytes));
 	for (unsigned i = 0; i < CZFS_BDEV_HIST_BUCKETS; i++)

@@ -137,6 +137,8 @@ static void cp_fill_info(const struct czfs_checkpoint *raw,
 	cp->root_level = raw->root_level;
 	cp->flags = raw->flags;
 	cp->nr_smap_index = le16_to_cpu(raw->nr_smap_index);
+	cp->nr_covered = le16_to_cpu(raw->nr_covered);
+	cp->covered_crc = le32_to_cpu(raw->covered_crc);
 	cp->image_blocks = le64_to_cpu(raw->image_blocks);
 	cp->max_blocks = le64_to_cpu(raw->max_blocks);
 	cp->used_blocks = le64_to_cpu(raw->used_blocks);
@@ -146,6 +148,37 @@ static void cp_fill_info(const struct czfs_checkpoint *raw,
 	cp->commit_time = (int64_t)le64_to_cpu(raw->commit_time);
 	cp->commit_nsec = le32_to_cpu(raw->commit_nsec);
 	cp->mount_count = le64_to_cpu(raw->mount_count);
+}
+
+/* The covered extents: only in a COVERED checkpoint, after the index,
+ * each inside the data area. */
+static int cp_check_covered(const struct czfs_checkpoint *raw,
+			    struct czfs_cp_info *cp, uint64_t slot,
+			    enum czfs_log_level lvl)
+{
+	bool covered = cp->flags & CZFS_CP_COVERED;
+
+	if (covered != !!cp->nr_covered ||
+	    cp->nr_covered > CP_MAX_INDEX - cp->nr_smap_index) {
+		czfs_log(lvl, "checkpoint %llu: %u covered extents%s",
+			 (unsigned long long)slot, cp->nr_covered,
+			 covered ? "" : " in a checkpoint not flagged covered");
+		return -EFSCORRUPTED;
+	}
+	for (unsigned i = 0; i < cp->nr_covered; i++) {
+		uint64_t e = le64_to_cpu(raw->smap_index[cp->nr_smap_index + i]);
+		uint64_t addr = CZFS_CP_EXTENT_ADDR(e), n = CZFS_CP_EXTENT_LEN(e);
+
+		if (addr < CZFS_FIRST_DATA_BLKADDR || addr >= cp->max_blocks ||
+		    n > cp->max_blocks - addr) {
+			czfs_log(lvl, "checkpoint %llu: covered extent %u (%llu+%llu) out of range",
+				 (unsigned long long)slot, i,
+				 (unsigned long long)addr, (unsigned long long)n);
+			return -EFSCORRUPTED;
+		}
+		cp->covered[i] = e;
+	}
+	return 0;
 }
 
 /* czfs_cp_decode, reporting at lvl: a bad slot is only a warning at mount. */
@@ -163,6 +196,8 @@ static int cp_decode(const void *blk, uint64_t slot, struct czfs_cp_info *cp,
 	err = cp_check_fields(cp, slot, lvl);
 	if (!err)
 		err = cp_check_index(&raw, cp, slot, lvl);
+	if (!err)
+		err = cp_check_covered(&raw, cp, slot, lvl);
 	return err;
 }
 
@@ -177,6 +212,7 @@ void czfs_cp_encode(const struct czfs_cp_info *cp, uint64_t slot_blkaddr,
 {
 	struct czfs_checkpoint raw_buf, *raw = &raw_buf;
 	unsigned nr = MIN(cp->nr_smap_index, CP_MAX_INDEX);
+	unsigned nc = MIN(cp->nr_covered, CP_MAX_INDEX - nr);
 
 	memset(raw, 0, sizeof(*raw));
 	raw->magic = cpu_to_le32(CZFS_CP_MAGIC);
@@ -187,6 +223,8 @@ void czfs_cp_encode(const struct czfs_cp_info *cp, uint64_t slot_blkaddr,
 	raw->root_level = cp->root_level;
 	raw->flags = cp->flags;
 	raw->nr_smap_index = cpu_to_le16(nr);
+	raw->nr_covered = cpu_to_le16(nc);
+	raw->covered_crc = cpu_to_le32(cp->covered_crc);
 	raw->image_blocks = cpu_to_le64(cp->image_blocks);
 	raw->max_blocks = cpu_to_le64(cp->max_blocks);
 	raw->used_blocks = cpu_to_le64(cp->used_blocks);
@@ -198,6 +236,8 @@ void czfs_cp_encode(const struct czfs_cp_info *cp, uint64_t slot_blkaddr,
 	raw->mount_count = cpu_to_le64(cp->mount_count);
 	for (unsigned i = 0; i < nr; i++)
 		raw->smap_index[i] = cpu_to_le64(cp->smap_index[i]);
+	for (unsigned i = 0; i < nc; i++)
+		raw->smap_index[nr + i] = cpu_to_le64(cp->covered[i]);
 	raw->checksum = cpu_to_le32(cp_csum(raw));
 	memcpy(blk, raw, sizeof(*raw));
 }
@@ -225,25 +265,91 @@ static int cp_load_slot(struct czfs_bdev *bdev, uint64_t slot, void *buf,
 	return err;
 }
 
+int czfs_cp_covered_crc(struct czfs_bdev *bdev, const struct czfs_cp_info *cp,
+			uint32_t *crc)
+{
+	enum { STEP = 64 };		/* blocks per read */
+	uint32_t c = 0;
+	uint8_t *buf;
+	int err = 0;
+
+	buf = aligned_alloc(CZFS_BLOCK_SIZE, (size_t)STEP * CZFS_BLOCK_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	for (unsigned i = 0; !err && i < cp->nr_covered; i++) {
+		uint64_t addr = CZFS_CP_EXTENT_ADDR(cp->covered[i]);
+		uint64_t left = CZFS_CP_EXTENT_LEN(cp->covered[i]);
+
+		while (!err && left) {
+			size_t len = (size_t)MIN(left, (uint64_t)STEP) * CZFS_BLOCK_SIZE;
+
+			err = czfs_bdev_read(bdev, buf, len, addr * CZFS_BLOCK_SIZE);
+			if (!err)
+				c = czfs_crc32c(c, buf, len);
+			addr += len / CZFS_BLOCK_SIZE;
+			left -= len / CZFS_BLOCK_SIZE;
+		}
+	}
+	free(buf);
+	*crc = c;
+	return err;
+}
+
+/* A COVERED checkpoint whose blocks all reached the disk. */
+static bool cp_complete(struct czfs_bdev *bdev, const struct czfs_cp_info *cp,
+			uint64_t slot)
+{
+	uint32_t crc;
+	int err;
+
+	if (!(cp->flags & CZFS_CP_COVERED))
+		return true;
+	err = czfs_cp_covered_crc(bdev, cp, &crc);
+	if (!err && crc == cp->covered_crc)
+		return true;
+	if (err)
+		czfs_warn("checkpoint %llu (generation %llu): its blocks cannot be read (error %d)",
+			  (unsigned long long)slot,
+			  (unsigned long long)cp->generation, err);
+	else
+		czfs_warn("checkpoint %llu (generation %llu): its blocks do not match it (crc 0x%08x, want 0x%08x): written by a flush that did not complete",
+			  (unsigned long long)slot,
+			  (unsigned long long)cp->generation, crc,
+			  cp->covered_crc);
+	return false;
+}
+
 int czfs_cp_load(struct czfs_bdev *bdev, const struct czfs_sb_info *sb,
 		 struct czfs_cp_info *cp)
 {
-	struct czfs_cp_info slot_cp[2];
+	struct czfs_cp_info *slot_cp;
 	int err[2] = { -ENOMEM, -ENOMEM }, best = -1, ret;
 	void *buf;
 
+	slot_cp = malloc(2 * sizeof(*slot_cp));	/* 8 KiB each */
 	buf = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
-	for (int i = 0; buf && i < 2; i++) {
+	for (int i = 0; slot_cp && buf && i < 2; i++) {
 		err[i] = cp_load_slot(bdev, sb->cp_blkaddr[i], buf, &slot_cp[i]);
 		if (!err[i] && (best < 0 ||
 				slot_cp[i].generation > slot_cp[best].generation))
 			best = i;
 	}
 	free(buf);
+	/* The newer one may be a one-flush checkpoint cut by a crash: the
+	 * older one was durable before it was written. */
+	if (best >= 0 && !cp_complete(bdev, &slot_cp[best], sb->cp_blkaddr[best])) {
+		err[best] = -EFSCORRUPTED;
+		best = err[!best] ? -1 : !best;
+		if (best >= 0)
+			czfs_warn("using the checkpoint before it, generation %llu",
+				  (unsigned long long)slot_cp[best].generation);
+	}
 	if (best >= 0) {
 		*cp = slot_cp[best];
+		free(slot_cp);
 		return 0;
 	}
+	free(slot_cp);
 	/* an I/O error says more than a corrupt neighbour */
 	ret = err[0] == -EFSCORRUPTED ? err[1] : err[0];
 	if (ret == -EFSCORRUPTED)

@@ -37,6 +37,26 @@ static int grow_image(struct czfs_fs *fs, const struct czfs_cp_info *cp)
 	return fs->bdev->ops->resize(fs->bdev, need);
 }
 
+/* Name the blocks cp brings into use, when they fit (0 either way). */
+static int cover(struct czfs_fs *fs, struct czfs_cp_info *cp)
+{
+	int n = czfs_smap_fresh(&fs->smap, cp->covered,
+				ARRAY_SIZE(cp->covered) - cp->nr_smap_index,
+				fs->cover_blocks);
+	int err;
+
+	if (n <= 0)		/* too many, or none: nothing to save */
+		return 0;
+	cp->nr_covered = (unsigned)n;
+	err = czfs_cp_covered_crc(fs->bdev, cp, &cp->covered_crc);
+	if (err) {
+		cp->nr_covered = 0;
+		return err;
+	}
+	cp->flags |= CZFS_CP_COVERED;
+	return 0;
+}
+
 static void fill_checkpoint(struct czfs_fs *fs, struct czfs_cp_info *cp)
 {
 	struct timespec now;
@@ -54,6 +74,7 @@ int czfs_fs_write_super(struct czfs_fs *fs, const struct czfs_sb_info *sb)
 {
 	int err = czfs_super_write(fs->bdev, sb);
 
+	fs->super_unflushed = true;	/* even a failed write may land */
 	if (!err)
 		fs->sb = *sb;
 	return err;
@@ -86,6 +107,9 @@ int czfs_fs_commit(struct czfs_fs *fs)
 	struct czfs_cp_info cp = fs->cp;
 	int err;
 
+	cp.flags &= ~CZFS_CP_COVERED;
+	cp.nr_covered = 0;
+	cp.covered_crc = 0;
 	err = czfs_fs_begin(fs);
 	if (!err)
 		err = czfs_btree_commit(&fs->tree);
@@ -93,7 +117,19 @@ int czfs_fs_commit(struct czfs_fs *fs)
 		err = czfs_smap_write(&fs->smap, fs->bdev, fs->cp.generation + 1, &cp);
 	if (!err)
 		err = grow_image(fs, &cp);
-	if (!err)
+	/* Small enough, the checkpoint names what it commits and one flush
+	 * does (czfs_fs.h, COVERED); else flush what it names before it.
+	 * Not after a superblock write: not a block it could name.  Not at
+	 * a clean unmount: an image at rest never hangs on one (a block of
+	 * it damaged later would make the reader take the one before, whose
+	 * freed blocks may have been reused since).  A file grown meanwhile
+	 * needs nothing more: the flush makes the size durable with the
+	 * blocks, and a block past a size that was not is a block that
+	 * cannot be read, which makes the checkpoint refused. */
+	if (!err && fs->cover_blocks && !fs->super_unflushed &&
+	    !(cp.flags & CZFS_CP_CLEAN_UMOUNT))
+		err = cover(fs, &cp);
+	if (!err && !(cp.flags & CZFS_CP_COVERED))
 		err = czfs_bdev_flush(fs->bdev);
 	if (!err) {
 		fill_checkpoint(fs, &cp);
@@ -106,6 +142,7 @@ int czfs_fs_commit(struct czfs_fs *fs)
 			 (unsigned long long)(fs->cp.generation + 1), strerror(-err));
 		return err;
 	}
+	fs->super_unflushed = false;
 	if (fs->discard)	/* punched before they are reused */
 		czfs_smap_hold_freed(&fs->smap);
 	czfs_smap_committed(&fs->smap);

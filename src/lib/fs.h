@@ -50,6 +50,11 @@ struct czfs_fs {
 	/* Set by an owner that runs czfs_fs_discard_held itself, after it
 	 * lets go of fs->lock (the daemon); else commits run it. */
 	bool defer_discard;
+	/* Commits that bring at most this many blocks into use are made
+	 * with one flush (COVERED, czfs_fs.h); 0: never.  Set by the daemon,
+	 * whose fsyncs are small; mkfs and fsck make two. */
+	uint64_t cover_blocks;
+	bool super_unflushed;		/* the superblock, since the last commit */
 	pthread_mutex_t discard_lock;	/* one discard pass at a time */
 	struct czfs_discard_stats discarded;	/* by discard passes, discard_lock */
 	/* Metadata lock: shared for lookups, exclusive for changes. */

@@ -75,6 +75,7 @@ static void mark_dirty(struct czfs_smap *sm, uint64_t start, uint64_t end)
 static void mark_used(struct czfs_smap *sm, uint64_t start, uint64_t n)
 {
 	sm->used += bits_assign(sm->cur, start, start + n, true);
+	bits_assign(sm->fresh, start, start + n, true);
 	sm->image_blocks = MAX(sm->image_blocks, start + n);
 	mark_dirty(sm, start, start + n);
 }
@@ -237,26 +238,28 @@ static int smap_resize(struct czfs_smap *sm, uint64_t max_blocks)
 {
 	uint64_t nb = DIV_ROUND_UP(max_blocks, SMAP_BITS), ob = sm->nr_bitmaps;
 	unsigned ni = czfs_smap_index_count(max_blocks);
-	void *cur, *com, *held, *addr, *crc, *dirty, *index;
+	void *cur, *com, *held, *fresh, *addr, *crc, *dirty, *index;
 
 	if (ni > SMAP_MAX_INDEX)
 		return -EFBIG;
 	cur = bitmap_grown(sm->cur, ob, nb);
 	com = bitmap_grown(sm->committed, ob, nb);
 	held = bitmap_grown(sm->held, ob, nb);
+	fresh = bitmap_grown(sm->fresh, ob, nb);
 	addr = copy_grown(sm->bitmap_addr, ob * 8, nb * 8);
 	crc = copy_grown(sm->bitmap_crc, ob * 4, nb * 4);
 	dirty = copy_grown(sm->bitmap_dirty, ob, nb);
 	index = copy_grown(sm->index_addr, sm->nr_index * 8, ni * 8);
-	if (!cur || !com || !held || !addr || !crc || !dirty || !index) {
-		free(cur), free(com), free(held), free(addr);
+	if (!cur || !com || !held || !fresh || !addr || !crc || !dirty ||
+	    !index) {
+		free(cur), free(com), free(held), free(fresh), free(addr);
 		free(crc), free(dirty), free(index);
 		return -ENOMEM;
 	}
-	free(sm->cur), free(sm->committed), free(sm->held);
+	free(sm->cur), free(sm->committed), free(sm->held), free(sm->fresh);
 	free(sm->bitmap_addr), free(sm->bitmap_crc), free(sm->bitmap_dirty);
 	free(sm->index_addr);
-	sm->cur = cur, sm->committed = com, sm->held = held;
+	sm->cur = cur, sm->committed = com, sm->held = held, sm->fresh = fresh;
 	sm->bitmap_addr = addr;
 	sm->bitmap_crc = crc, sm->bitmap_dirty = dirty, sm->index_addr = index;
 	sm->nr_bitmaps = nb;
@@ -297,6 +300,7 @@ void czfs_smap_destroy(struct czfs_smap *sm)
 	free(sm->cur);
 	free(sm->committed);
 	free(sm->held);
+	free(sm->fresh);
 	free(sm->bitmap_addr);
 	free(sm->bitmap_crc);
 	free(sm->bitmap_dirty);
@@ -379,6 +383,7 @@ void czfs_smap_committed(struct czfs_smap *sm)
 			continue;
 		memcpy(smap_chunk(sm->committed, k), smap_chunk(sm->cur, k),
 		       CZFS_BLOCK_SIZE);
+		memset(smap_chunk(sm->fresh, k), 0, CZFS_BLOCK_SIZE);
 		sm->bitmap_dirty[k] &= ~BM_PENDING;
 	}
 	if (sm->low_freed && sm->low_freed < sm->cursor)
@@ -386,6 +391,60 @@ void czfs_smap_committed(struct czfs_smap *sm)
 	sm->low_freed = 0;
 	sm->freed_pending = 0;
 	pthread_mutex_unlock(&sm->lock);
+}
+
+int czfs_smap_fresh(struct czfs_smap *sm, uint64_t *ext, unsigned max,
+		    uint64_t max_blocks)
+{
+	uint64_t start = 0, len = 0, total = 0;
+	unsigned n = 0;
+	int err = 0;
+
+	pthread_mutex_lock(&sm->lock);
+	for (uint64_t k = 0; !err && k < sm->nr_bitmaps; k++) {
+		const uint64_t *cur = smap_chunk(sm->cur, k);
+		const uint64_t *fresh = smap_chunk(sm->fresh, k);
+
+		if (!(sm->bitmap_dirty[k] & (BM_DIRTY | BM_PENDING)))
+			continue;
+		for (unsigned i = 0; !err && i < SMAP_WORDS; i++) {
+			uint64_t w = cur[i] & fresh[i];
+
+			while (w) {
+				uint64_t b = k * SMAP_BITS + i * 64 +
+					     (uint64_t)__builtin_ctzll(w);
+
+				w &= w - 1;
+				if (b < CZFS_FIRST_DATA_BLKADDR)
+					continue;	/* a fresh map's own */
+				if (++total > max_blocks) {
+					err = -E2BIG;
+					break;
+				}
+				if (len && b == start + len &&
+				    len < CZFS_CP_EXTENT_MAX) {
+					len++;
+					continue;
+				}
+				if (len && n == max) {
+					err = -E2BIG;
+					break;
+				}
+				if (len)
+					ext[n++] = CZFS_CP_EXTENT(start, len);
+				start = b;
+				len = 1;
+			}
+		}
+	}
+	if (!err && len) {
+		if (n == max)
+			err = -E2BIG;
+		else
+			ext[n++] = CZFS_CP_EXTENT(start, len);
+	}
+	pthread_mutex_unlock(&sm->lock);
+	return err ? err : (int)n;
 }
 
 void czfs_smap_hold_freed(struct czfs_smap *sm)
@@ -399,13 +458,26 @@ void czfs_smap_hold_freed(struct czfs_smap *sm)
 		if (!(sm->bitmap_dirty[k] & (BM_DIRTY | BM_PENDING)))
 			continue;
 		for (unsigned i = 0; i < SMAP_WORDS; i++) {
-			held[i] |= com[i] & ~cur[i];
+			uint64_t add = com[i] & ~cur[i] & ~held[i];
+
+			sm->held_blocks += (uint64_t)__builtin_popcountll(add);
+			held[i] |= add;
 			any |= held[i];
 		}
 		if (any)
 			sm->bitmap_dirty[k] |= BM_HELD;
 	}
 	pthread_mutex_unlock(&sm->lock);
+}
+
+uint64_t czfs_smap_held(struct czfs_smap *sm)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&sm->lock);
+	n = sm->held_blocks;
+	pthread_mutex_unlock(&sm->lock);
+	return n;
 }
 
 void smap_release_held(struct czfs_smap *sm, uint64_t k, const uint64_t *words)
@@ -421,6 +493,7 @@ void smap_release_held(struct czfs_smap *sm, uint64_t k, const uint64_t *words)
 		/* lowest first, as czfs_smap_committed does for freed ones */
 		if (words[i] && first < sm->cursor)
 			sm->cursor = first;
+		sm->held_blocks -= (uint64_t)__builtin_popcountll(held[i] & words[i]);
 		held[i] &= ~words[i];
 		any |= held[i];
 	}

@@ -39,6 +39,9 @@ struct czfs_smap {
 	uint64_t *held;			/* freed by a durable checkpoint, not yet
 					 * punched: free, but not allocatable
 					 * (czfs_smap_hold_freed) */
+	uint64_t held_blocks;		/* bits set in held */
+	uint64_t *fresh;		/* marked used since the last commit
+					 * (czfs_smap_fresh) */
 	uint64_t cursor;		/* next-fit search start */
 	uint64_t low_freed;		/* lowest block freed since the last
 					 * commit, 0 = none */
@@ -135,11 +138,24 @@ int czfs_smap_write(struct czfs_smap *sm, struct czfs_bdev *bdev,
 void czfs_smap_committed(struct czfs_smap *sm);
 
 /*
+ * The blocks in use now that were not in use at the last commit (every
+ * block a commit now would bring into use), as CZFS_CP_EXTENT()s into
+ * ext[0..max): how many, or -E2BIG when they need more than max extents
+ * or more than max_blocks blocks in all.  Walks only the chunks changed
+ * since the last commit.
+ */
+int czfs_smap_fresh(struct czfs_smap *sm, uint64_t *ext, unsigned max,
+		    uint64_t max_blocks);
+
+/*
  * Just before czfs_smap_committed: the blocks freed since the last commit
  * are held, free but not allocatable until a discard pass has punched and
  * released them (czfs_smap_discard_held), so that the punch may run after
  * the commit's locks are let go.
  */
 void czfs_smap_hold_freed(struct czfs_smap *sm);
+
+/* How many blocks are held (a discard pass gives them back). */
+uint64_t czfs_smap_held(struct czfs_smap *sm);
 
 #endif /* CZFS_SPACEMAP_H */

@@ -73,6 +73,12 @@ struct czfs_cp_info {
 	uint64_t mount_count;
 	unsigned nr_smap_index;
 	uint64_t smap_index[496];
+	/* COVERED: the blocks this checkpoint brought into use, as
+	 * CZFS_CP_EXTENT()s (held after the index in the block), and the
+	 * crc32c of their contents */
+	unsigned nr_covered;
+	uint32_t covered_crc;
+	uint64_t covered[496];
 };
 
 /*
@@ -93,8 +99,10 @@ void czfs_cp_encode(const struct czfs_cp_info *cp, uint64_t slot_blkaddr,
 		    void *blk);
 
 /*
- * Read both slots and pick the valid one with the higher generation.
- * Returns 0, -EFSCORRUPTED when neither slot is valid, or an I/O error.
+ * Read both slots and pick the valid one with the higher generation; a
+ * COVERED one whose blocks do not match covered_crc (a crash before its
+ * flush) gives way to the other, with a warning.  Returns 0,
+ * -EFSCORRUPTED when neither slot is valid, or an I/O error.
  */
 int czfs_cp_load(struct czfs_bdev *bdev, const struct czfs_sb_info *sb,
 		 struct czfs_cp_info *cp);
@@ -105,6 +113,13 @@ int czfs_cp_load(struct czfs_bdev *bdev, const struct czfs_sb_info *sb,
  */
 int czfs_cp_write(struct czfs_bdev *bdev, const struct czfs_sb_info *sb,
 		  const struct czfs_cp_info *cp);
+
+/*
+ * The crc32c of the blocks cp->covered[] names, read from bdev in order:
+ * 0, or -errno when one cannot be read.
+ */
+int czfs_cp_covered_crc(struct czfs_bdev *bdev, const struct czfs_cp_info *cp,
+			uint32_t *crc);
 
 /* Number of space-map index blocks needed to cover max_blocks. */
 unsigned czfs_smap_index_count(uint64_t max_blocks);

@@ -321,6 +321,95 @@ START_TEST(load_falls_back)
 }
 END_TEST
 
+/* cp made COVERED, naming blocks 5-6 and 9 of b with their crc now. */
+static void cover_blocks(struct czfs_bdev *b, struct czfs_cp_info *cp)
+{
+	cp->flags |= CZFS_CP_COVERED;
+	cp->nr_covered = 2;
+	cp->covered[0] = CZFS_CP_EXTENT(5, 2);
+	cp->covered[1] = CZFS_CP_EXTENT(9, 1);
+	ck_assert_int_eq(czfs_cp_covered_crc(b, cp, &cp->covered_crc), 0);
+}
+
+START_TEST(covered_roundtrip_and_checks)
+{
+	struct czfs_cp_info in, out;
+	uint8_t blk[CZFS_BLOCK_SIZE];
+	struct czfs_bdev *b;
+
+	ck_assert_int_eq(czfs_bdev_mem_create(16 * CZFS_BLOCK_SIZE, 0, &b), 0);
+	memset(czfs_bdev_mem_data(b), 0x5a, 16 * CZFS_BLOCK_SIZE);
+	/* given a covered checkpoint: its extents follow the index */
+	sample_cp(&in, 7);
+	cover_blocks(b, &in);
+	czfs_cp_encode(&in, CZFS_CP_BLKADDR1, blk);
+	ck_assert_uint_eq(get_le(blk + 44, 2), 2);
+	ck_assert_uint_eq(get_le(blk + 100, 4), in.covered_crc);
+	ck_assert_uint_eq(get_le(blk + 128 + 3 * 8, 8), (5ull << 16) | 1);
+	ck_assert_uint_eq(get_le(blk + 128 + 4 * 8, 8), 9ull << 16);
+	ck_assert_int_eq(czfs_cp_decode(blk, CZFS_CP_BLKADDR1, &out), 0);
+	ck_assert_uint_eq(out.nr_covered, 2);
+	ck_assert_uint_eq(out.covered_crc, in.covered_crc);
+	ck_assert_uint_eq(CZFS_CP_EXTENT_ADDR(out.covered[0]), 5);
+	ck_assert_uint_eq(CZFS_CP_EXTENT_LEN(out.covered[0]), 2);
+	ck_assert_uint_eq(CZFS_CP_EXTENT_LEN(out.covered[1]), 1);
+	ck_assert_uint_eq(out.smap_index[2], 6000);	/* the index intact */
+
+	/* extents without the flag, the flag without extents, an extent
+	 * in the header or past max_blocks, too many: refused */
+	blk[41] &= (uint8_t)~CZFS_CP_COVERED;
+	reseal(blk);
+	ck_assert_int_eq(czfs_cp_decode(blk, CZFS_CP_BLKADDR1, &out), -EFSCORRUPTED);
+	ck_assert_ptr_nonnull(strstr(last_err, "not flagged covered"));
+	blk[41] |= CZFS_CP_COVERED;
+	put_le(blk + 44, 2, 0);
+	reseal(blk);
+	ck_assert_int_eq(czfs_cp_decode(blk, CZFS_CP_BLKADDR1, &out), -EFSCORRUPTED);
+	put_le(blk + 44, 2, 2);
+	put_le(blk + 128 + 4 * 8, 8, 2ull << 16);
+	reseal(blk);
+	ck_assert_int_eq(czfs_cp_decode(blk, CZFS_CP_BLKADDR1, &out), -EFSCORRUPTED);
+	ck_assert_ptr_nonnull(strstr(last_err, "out of range"));
+	put_le(blk + 128 + 4 * 8, 8, (MAX_BLOCKS - 1) << 16 | 1);
+	reseal(blk);
+	ck_assert_int_eq(czfs_cp_decode(blk, CZFS_CP_BLKADDR1, &out), -EFSCORRUPTED);
+	put_le(blk + 128 + 4 * 8, 8, 9ull << 16);
+	put_le(blk + 44, 2, 494);
+	reseal(blk);
+	ck_assert_int_eq(czfs_cp_decode(blk, CZFS_CP_BLKADDR1, &out), -EFSCORRUPTED);
+	czfs_bdev_close(b);
+}
+END_TEST
+
+START_TEST(load_refuses_a_cut_covered_checkpoint)
+{
+	struct czfs_sb_info sb;
+	struct czfs_cp_info cp;
+	struct czfs_bdev *b;
+
+	/* given generation 7 covering blocks 5, 6 and 9 as they are now */
+	b = image_with(6, 7, &sb);
+	sample_cp(&cp, 7);
+	cp.root_blkaddr = 88888;
+	cover_blocks(b, &cp);
+	ck_assert_int_eq(czfs_cp_write(b, &sb, &cp), 0);
+	ck_assert_int_eq(czfs_cp_load(b, &sb, &cp), 0);
+	ck_assert_uint_eq(cp.generation, 7);
+	ck_assert_uint_eq(nr_warn, 0);
+	/* when one of them is not what it names (its write did not land),
+	 * then generation 6 is used, with warnings and no error */
+	czfs_bdev_mem_data(b)[6 * CZFS_BLOCK_SIZE + 100] ^= 0x10;
+	ck_assert_int_eq(czfs_cp_load(b, &sb, &cp), 0);
+	ck_assert_uint_eq(cp.generation, 6);
+	ck_assert_uint_ge(nr_warn, 2);
+	ck_assert_str_eq(last_err, "");
+	/* and when the other slot is damaged too, there is none */
+	smash_slot(b, CZFS_CP_BLKADDR0);
+	ck_assert_int_eq(czfs_cp_load(b, &sb, &cp), -EFSCORRUPTED);
+	czfs_bdev_close(b);
+}
+END_TEST
+
 START_TEST(load_read_errors)
 {
 	struct czfs_sb_info sb;
@@ -385,6 +474,8 @@ int main(void)
 	tcase_add_test(tc, load_picks_newer);
 	tcase_add_test(tc, load_falls_back);
 	tcase_add_test(tc, load_read_errors);
+	tcase_add_test(tc, covered_roundtrip_and_checks);
+	tcase_add_test(tc, load_refuses_a_cut_covered_checkpoint);
 	tcase_add_test(tc, write_one_aligned_block);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

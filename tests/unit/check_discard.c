@@ -119,13 +119,17 @@ START_TEST(allocated_and_freed_between_commits)
 	other = smap_alloc_ok(&sm, 16);
 	ck_assert_uint_ne(other, a);
 	czfs_smap_free(&sm, other, 16);
-	/* nor after it, while held for its punch */
+	/* nor after it, while held for its punch (and counted held) */
 	czfs_smap_hold_freed(&sm);
 	czfs_smap_committed(&sm);
+	ck_assert_uint_eq(czfs_smap_held(&sm), 32);
+	czfs_smap_hold_freed(&sm);		/* held once, not twice */
+	ck_assert_uint_eq(czfs_smap_held(&sm), 32);
 	other = smap_alloc_ok(&sm, 16);
 	ck_assert(other >= a + 32);
 	czfs_smap_free(&sm, other, 16);
 	ck_assert_int_eq(czfs_smap_discard_held(&sm, b, &st), 0);
+	ck_assert_uint_eq(czfs_smap_held(&sm), 0);
 	ck_assert_uint_eq(st.blocks, 32);
 	ck_assert_uint_eq(st.ranges, 1);
 	/* punched and released: the lowest is taken first again */

@@ -127,6 +127,41 @@ START_TEST(freed_blocks_wait_for_commit)
 }
 END_TEST
 
+START_TEST(fresh_blocks_since_the_commit)
+{
+	uint64_t ext[4], a;
+	struct czfs_smap sm;
+
+	/* given a committed map (its header blocks are never named) */
+	ck_assert_int_eq(czfs_smap_init(&sm, 3 * 32768), 0);
+	ck_assert_int_eq(czfs_smap_fresh(&sm, ext, 4, 100), 0);
+	a = smap_alloc_ok(&sm, 10);
+	czfs_smap_committed(&sm);
+	ck_assert_int_eq(czfs_smap_fresh(&sm, ext, 4, 100), 0);
+	/* when blocks are allocated, some freed again, and one taken far off
+	 * in another bitmap block, then the ones in use are named in runs */
+	ck_assert_uint_eq(smap_alloc_ok(&sm, 100), a + 10);	/* a+10..a+109 */
+	czfs_smap_free(&sm, a + 50, 10);
+	czfs_smap_free(&sm, a + 2, 1);		/* committed: not fresh */
+	ck_assert_int_eq(czfs_smap_set_used(&sm, 70000, 3), 0);
+	ck_assert_int_eq(czfs_smap_fresh(&sm, ext, 4, 200), 3);
+	ck_assert_uint_eq(CZFS_CP_EXTENT_ADDR(ext[0]), a + 10);
+	ck_assert_uint_eq(CZFS_CP_EXTENT_LEN(ext[0]), 40);
+	ck_assert_uint_eq(CZFS_CP_EXTENT_ADDR(ext[1]), a + 60);
+	ck_assert_uint_eq(CZFS_CP_EXTENT_LEN(ext[1]), 50);
+	ck_assert_uint_eq(CZFS_CP_EXTENT_ADDR(ext[2]), 70000);
+	ck_assert_uint_eq(CZFS_CP_EXTENT_LEN(ext[2]), 3);
+	/* past the extents or blocks allowed: -E2BIG */
+	ck_assert_int_eq(czfs_smap_fresh(&sm, ext, 2, 200), -E2BIG);
+	ck_assert_int_eq(czfs_smap_fresh(&sm, ext, 4, 92), -E2BIG);
+	ck_assert_int_eq(czfs_smap_fresh(&sm, ext, 4, 93), 3);
+	/* and after the commit, nothing is fresh */
+	czfs_smap_committed(&sm);
+	ck_assert_int_eq(czfs_smap_fresh(&sm, ext, 4, 200), 0);
+	czfs_smap_destroy(&sm);
+}
+END_TEST
+
 START_TEST(enospc_full_and_fragmented)
 {
 	struct czfs_smap sm;
@@ -349,6 +384,7 @@ int main(void)
 	tcase_add_test(tc, allocator_interface);
 	tcase_add_test(tc, set_used_and_bad_frees);
 	tcase_add_test(tc, freed_blocks_wait_for_commit);
+	tcase_add_test(tc, fresh_blocks_since_the_commit);
 	tcase_add_test(tc, enospc_full_and_fragmented);
 	tcase_add_loop_test(tc, runs_across_words, 0, ARRAY_SIZE(run_cases));
 	tcase_add_test(tc, random_against_model);
