@@ -200,10 +200,16 @@ START_TEST(a_covered_commit_missing_a_block_gives_the_one_before)
 		uint64_t n = CZFS_CP_EXTENT_LEN(cp.covered[i]);
 
 		for (uint64_t k = addr; k < addr + n; k++, blocks++) {
+			uint8_t *blk;
+
 			after = copy_bdev(whole);
-			memcpy(czfs_bdev_mem_data(after) + k * CZFS_BLOCK_SIZE,
-			       czfs_bdev_mem_data(before) + k * CZFS_BLOCK_SIZE,
-			       CZFS_BLOCK_SIZE);
+			blk = czfs_bdev_mem_data(after) + k * CZFS_BLOCK_SIZE;
+			/* as it was; past the old end: zeros, never written */
+			if ((k + 1) * CZFS_BLOCK_SIZE <= before->size)
+				memcpy(blk, czfs_bdev_mem_data(before) +
+				       k * CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
+			else
+				memset(blk, 0, CZFS_BLOCK_SIZE);
 			fs = open_fs(after, true);
 			ck_assert_msg(fs->cp.generation == gen,
 				      "block %llu missing: generation %llu",
