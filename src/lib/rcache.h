@@ -7,7 +7,8 @@
  * ends with the CRC32C of its bytes, checked on every read: a damaged or
  * cut chunk is a miss (and removed), never wrong data.  Kept across
  * mounts; the whole of DIR is held under a size limit by evicting the
- * least recently used chunks (their mtime is the use time).  Several
+ * least recently used chunks (their mtime is the use time, within a
+ * second while a mount uses them, exact once it closes).  Several
  * mounts may share DIR: each reads DIR again once it has stored an
  * eighth of the limit, so that the others' chunks count too.
  */
@@ -41,7 +42,7 @@ void czfs_rcache_key(const uint8_t uuid[16], const char *identity,
 /*
  * The chunk at off (a multiple of CZFS_RCACHE_CHUNK) of len bytes into
  * buf: 0 on a hit, -ENOENT on a miss (absent, or failing its CRC: then
- * removed).  Thread-safe, as are the functions below.
+ * removed), -ENOMEM.  Thread-safe, as are the functions below.
  */
 int czfs_rcache_get(struct czfs_rcache *rc, uint64_t off, void *buf,
 		    size_t len);

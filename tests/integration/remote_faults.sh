@@ -11,7 +11,7 @@
 require_fuse
 
 mkdir -p "$T/src" "$T/www"
-for f in ok retry e503 drop delay trunc; do
+for f in ok retry e503 drop delay trunc wait; do
 	head -c $((6 << 20)) /dev/urandom >"$T/src/$f"
 done
 "$MKFS" -q -c none -d "$T/src" "$T/www/img.czfs"
@@ -30,6 +30,41 @@ cmp "$T/src/retry" "$T/mnt/retry" || fail "two 503s were not retried away"
 czfs_log "$T/mnt" | grep -q "HTTP 503" && fail "a cured fault was logged as a failure"
 [ "$(stat_of "$T/mnt" remote.retries)" -ge 2 ] || fail "czfs-stat counts no retries"
 [ "$(stat_of "$T/mnt" remote.errors)" -eq 0 ] || fail "czfs-stat counts an error for a cured fault"
+
+# A read that waits for another thread's fetch of its chunk takes that
+# fetch's error: with a stalled server, two readers of one chunk get EIO
+# in the time of one fetch, not of one fetch after the other.  Before
+# any read of wait: none of its chunks is in memory.
+LOCATE="$top_builddir/tests/czfs-locate"
+chunk_of() {	# cluster N of wait: the 1 MiB chunk its blocks start in
+	local blk
+	read -r blk _ < <("$LOCATE" "$T/www/img.czfs" /wait cluster "$1")
+	echo $(( blk * 4096 >> 20 ))
+}
+read -r _ nb _ < <("$LOCATE" "$T/www/img.czfs" /wait cluster 0)
+n=0
+while [ "$(chunk_of $n)" != "$(chunk_of $((n + 3)))" ]; do n=$((n + 1)); done
+far=$((n + 24))	# away from the metadata, after the data
+[ "$(chunk_of $far)" != "$(chunk_of $n)" ] || fail "cluster $far shares a chunk"
+direct() {	# direct (no page cache) 4 KiB read of cluster N of wait
+	dd if="$T/mnt/wait" of=/dev/null bs=4k count=1 iflag=direct \
+		skip=$(( $1 * nb )) 2>/dev/null
+}
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
+proxy_mode delay 10
+start=$(ms)
+direct $far && fail "a stalled read succeeded"
+one=$(( $(ms) - start ))
+start=$(ms)
+direct $n & p1=$!
+direct $((n + 3)) & p2=$!
+wait $p1 && fail "a stalled read succeeded"
+wait $p2 && fail "a stalled read succeeded"
+two=$(( $(ms) - start ))
+note "one reader: EIO after ${one} ms; two of one chunk: ${two} ms"
+[ "$two" -lt $(( one * 3 / 2 )) ] || fail "the second reader fetched again: ${two} ms against ${one}"
+proxy_mode pass
+cmp "$T/src/wait" "$T/mnt/wait" || fail "wait does not read whole once the server is back"
 
 # fault_then_back FILE MODE... [WORD]: a lasting fault fails the read
 # with EIO in bounded time, the log names it; then the file reads whole.

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rcache.h"
@@ -106,6 +108,70 @@ START_TEST(lru_eviction_under_limit)
 }
 END_TEST
 
+/* A chunk read into pieces: as few as one, as many as a read takes
+ * (IOV_MAX, then its CRC is read apart). */
+static const int pieces[] = { 1, 3, 1023, 1024 };
+
+START_TEST(getv_into_pieces)
+{
+	int cnt = pieces[_i];
+	struct iovec *iov = calloc((size_t)cnt, sizeof(*iov));
+	struct czfs_rcache *rc;
+	size_t each = CH / (size_t)cnt;
+
+	ck_assert_ptr_nonnull(iov);
+	for (int i = 0; i < cnt; i++)
+		iov[i] = (struct iovec){ out + i * each, each };
+	iov[cnt - 1].iov_len = CH - (size_t)(cnt - 1) * each;
+	ck_assert_int_eq(czfs_rcache_open(dir, 16 * CH, "k", &rc), 0);
+	czfs_rcache_put(rc, 0, in, CH);
+	memset(out, 0, CH);
+	ck_assert_int_eq(czfs_rcache_getv(rc, 0, iov, cnt), 0);
+	ck_assert_mem_eq(out, in, CH);
+	/* one byte short of the chunk is a miss, and removes it */
+	iov[cnt - 1].iov_len--;
+	ck_assert_int_eq(czfs_rcache_getv(rc, 0, iov, cnt), -ENOENT);
+	ck_assert_int_eq(czfs_rcache_has(rc, 0), 0);
+	czfs_rcache_close(rc);
+	free(iov);
+}
+END_TEST
+
+static time_t chunk_mtime(const char *path)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return st.st_mtim.tv_sec;
+}
+
+START_TEST(hit_refreshes_an_old_mtime_only)
+{
+	const struct timespec old[2] = { { 1000, 0 }, { 1000, 0 } };
+	struct czfs_rcache *rc;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/k/%012x", dir, 0);
+	ck_assert_int_eq(czfs_rcache_open(dir, 16 * CH, "k", &rc), 0);
+	czfs_rcache_put(rc, 0, in, CH);
+	/* given a chunk whose mtime was set (stored) just now, a hit leaves
+	 * the file alone (its mtime is set back here to see that no hit
+	 * wrote it) */
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, old, 0), 0);
+	ck_assert_int_eq(czfs_rcache_get(rc, 0, out, CH), 0);
+	ck_assert_int_eq(chunk_mtime(path), 1000);
+	/* the close writes that use time, for the next mounts' LRU */
+	czfs_rcache_close(rc);
+	ck_assert_int_ge(chunk_mtime(path), time(NULL) - 60);
+	/* when it is old at the open, a hit makes it the use time at once */
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, old, 0), 0);
+	ck_assert_int_eq(czfs_rcache_open(dir, 16 * CH, "k", &rc), 0);
+	ck_assert_int_eq(czfs_rcache_get(rc, 0, out, CH), 0);
+	ck_assert_int_ge(chunk_mtime(path), time(NULL) - 60);
+	czfs_rcache_close(rc);
+}
+END_TEST
+
 START_TEST(key_names_identity)
 {
 	static const uint8_t uuid[16] = { 0x6e, 0x0b, [15] = 0x11 };
@@ -136,6 +202,9 @@ int main(void)
 	tcase_add_test(tc, put_get_across_opens);
 	tcase_add_test(tc, damaged_chunk_is_a_miss);
 	tcase_add_test(tc, lru_eviction_under_limit);
+	tcase_add_test(tc, hit_refreshes_an_old_mtime_only);
+	tcase_add_loop_test(tc, getv_into_pieces, 0,
+			    sizeof(pieces) / sizeof(pieces[0]));
 	tcase_add_test(tc, key_names_identity);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
