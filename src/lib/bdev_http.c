@@ -334,6 +334,12 @@ static bool chunk_cached(struct http_bdev *hb, uint64_t c, size_t from,
 
 	if (!hb->cache)
 		return false;
+	/* A miss must not cost a memory chunk: mem_take empties the least
+	 * recently used slot (a cold cache's every chunk misses here). */
+	if (!czfs_rcache_has(hb->cache, c)) {
+		note_miss(hb);
+		return false;
+	}
 	m = mem_take(hb);
 	buf = m ? m->data : run_buffer();
 	err = buf ? czfs_rcache_get(hb->cache, c, buf, len) : -ENOMEM;

@@ -318,7 +318,7 @@ static ssize_t read_tail(int fd, const struct iovec *all, int cnt, size_t len)
 int czfs_rcache_getv(struct czfs_rcache *rc, uint64_t off,
 		     const struct iovec *iov, int cnt)
 {
-	struct iovec *all = malloc(((size_t)cnt + 1) * sizeof(*all));
+	struct iovec few[17], *all = few;	/* a malloc only past 16 pieces */
 	size_t len = iov_len(iov, cnt);
 	char name[512];
 	uint8_t tail[5];
@@ -326,7 +326,8 @@ int czfs_rcache_getv(struct czfs_rcache *rc, uint64_t off,
 	bool hit = false;
 	int fd;
 
-	if (!all)
+	if ((size_t)cnt >= ARRAY_SIZE(few) &&
+	    !(all = malloc(((size_t)cnt + 1) * sizeof(*all))))
 		return -ENOMEM;
 	chunk_name(rc, off, name, sizeof(name));
 	/* the bytes and the CRC after them in one read */
@@ -338,7 +339,8 @@ int czfs_rcache_getv(struct czfs_rcache *rc, uint64_t off,
 		memcpy(&crc, tail, 4);
 		hit = le32toh(crc) == iov_crc(iov, cnt);
 	}
-	free(all);
+	if (all != few)
+		free(all);
 	if (fd < 0)
 		return -ENOENT;
 	close(fd);
@@ -439,7 +441,9 @@ void czfs_rcache_close(struct czfs_rcache *rc)
 {
 	if (!rc)
 		return;
+	pthread_mutex_lock(&rc->lock);
 	stamp_locked(rc);		/* for the next mounts' LRU */
+	pthread_mutex_unlock(&rc->lock);
 	for (size_t i = 0; i < rc->n; i++)
 		free(rc->e[i].name);
 	free(rc->e);
