@@ -29,6 +29,7 @@ const char *dump_kind_name(unsigned kind)
 		[CZFS_CLUSTER_RESERVED] = "reserved",
 		[CZFS_CLUSTER_BLOCKMAP] = "block-mapped",
 		[CZFS_CLUSTER_PACKED] = "packed",
+		[CZFS_CLUSTER_SLICE] = "sliced",
 	};
 
 	return kind < ARRAY_SIZE(names) && names[kind] ? names[kind] : "unknown";
@@ -112,7 +113,7 @@ static int show_xattrs(struct dump_ctx *d, uint64_t ino)
 struct cluster_walk {
 	struct dump_ctx *d;
 	const struct czfs_inode_info *ii;
-	uint64_t count[CZFS_CLUSTER_PACKED + 1];
+	uint64_t count[CZFS_CLUSTER_SLICE + 1];
 	uint64_t damaged;
 	void *blk;
 };
@@ -128,6 +129,8 @@ static uint64_t stored_bytes(struct cluster_walk *w,
 	if (ci->kind == CZFS_CLUSTER_PACKED)	/* its share of the pack */
 		return ci->pack_ulen ? (uint64_t)ci->nblocks * CZFS_BLOCK_SIZE *
 				       ci->ulen / ci->pack_ulen : 0;
+	if (ci->kind == CZFS_CLUSTER_SLICE)	/* its payload in the run */
+		return ci->slice_len;
 	if (ci->kind != CZFS_CLUSTER_COMPRESSED)
 		return ci->inline_len;
 	if (czfs_bdev_read(w->d->fs->bdev, w->blk, CZFS_BLOCK_SIZE,
@@ -152,6 +155,11 @@ static void show_cluster(struct cluster_walk *w, uint64_t idx,
 	dout_u64(o, "blocks", ci->kind == CZFS_CLUSTER_RESERVED ?
 		 ci->prealloc : ci->nblocks);		/* reserved: promised */
 	dout_u64(o, "stored", stored);
+	if (ci->kind == CZFS_CLUSTER_SLICE) {
+		dout_u64(o, "run", ci->run);
+		dout_u64(o, "offset", (ci->blkaddr - ci->run) * CZFS_BLOCK_SIZE +
+			 ci->slice_off);
+	}
 	dout_u64(o, "ulen", ci->ulen);
 	dout_ratio(o, "ratio", stored ? (double)ci->ulen / (double)stored : NAN);
 	dout_row_end(o);

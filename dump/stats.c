@@ -23,15 +23,20 @@
 
 struct alg_stats {
 	uint64_t clusters, disk_blocks, stored_bytes, ulen, referenced;
+	uint64_t slice_bytes;		/* of it in runs: their blocks shared */
 };
 
 struct stats {
 	struct dump_ctx *d;
 	struct alg_stats alg[CZFS_ALG_MAX + 1];
-	uint64_t kinds[CZFS_CLUSTER_PACKED + 1];
+	uint64_t kinds[CZFS_CLUSTER_SLICE + 1];
 	/* packs: their count and blocks; the packed clusters' bytes and the
 	 * blocks they would take each stored raw on its own */
 	uint64_t packs, pack_blocks, pack_ulen, packed_bytes, packed_alone;
+	/* runs: their count, blocks and bytes used; the slices' payload and
+	 * the blocks they would take each as a COMPRESSED cluster */
+	uint64_t runs, run_blocks, run_bytes, run_live, slices, slice_bytes;
+	uint64_t sliced_alone;
 	uint64_t files, dirs, symlinks, special, inodes;
 	uint64_t apparent;		/* sizes of files and symlinks */
 	uint64_t nodes, leaves, bad_nodes, bad_items;
@@ -109,6 +114,17 @@ static void stat_cluster(struct stats *s, const struct czfs_key *key,
 		a->referenced += span;
 		return;
 	}
+	if (ci.kind == CZFS_CLUSTER_SLICE) {	/* blocks: at its run's item */
+		s->slices++;
+		s->slice_bytes += ci.slice_len;
+		s->sliced_alone += DIV_ROUND_UP(ci.slice_len +
+			sizeof(struct czfs_cluster_header), CZFS_BLOCK_SIZE);
+		a->slice_bytes += ci.slice_len;
+		a->stored_bytes += ci.slice_len;
+		a->ulen += ci.ulen;
+		a->referenced += span;
+		return;
+	}
 	a->disk_blocks += ci.nblocks;
 	a->stored_bytes += ci.nblocks || ci.kind == CZFS_CLUSTER_BLOCKMAP ?
 			   (uint64_t)ci.nblocks * CZFS_BLOCK_SIZE : ci.inline_len;
@@ -124,6 +140,13 @@ static void stat_pack(struct stats *s, const struct czfs_key *key,
 	if (czfs_pack_item_decode(key->offset, val, len,
 				  s->d->fs->cp.max_blocks, &p)) {
 		s->bad_items++;
+		return;
+	}
+	if (p.run) {	/* shared out among the algorithms by show_algs */
+		s->runs++;
+		s->run_blocks += p.nblocks;
+		s->run_bytes += p.ulen;
+		s->run_live += p.live;
 		return;
 	}
 	s->packs++;
@@ -227,6 +250,10 @@ static void show_algs(struct stats *s)
 	struct dout *o = &s->d->out;
 	struct alg_stats total = { 0 };
 
+	/* a run's blocks: each algorithm's share by the payload it has there */
+	for (unsigned i = 0; i <= CZFS_ALG_MAX && s->slice_bytes; i++)
+		s->alg[i].disk_blocks += (s->run_blocks * s->alg[i].slice_bytes +
+					  s->slice_bytes / 2) / s->slice_bytes;
 	for (unsigned i = 0; i <= CZFS_ALG_MAX; i++) {
 		total.clusters += s->alg[i].clusters;
 		total.disk_blocks += s->alg[i].disk_blocks;
@@ -261,6 +288,19 @@ static void show_counts(struct stats *s)
 		if (strcmp(dump_kind_name(k), "unknown"))
 			dout_u64(o, dump_kind_name(k), s->kinds[k]);
 	dout_obj_end(o);
+	if (s->runs) {
+		dout_obj(o, "runs");
+		dout_u64(o, "count", s->runs);
+		dout_u64(o, "blocks", s->run_blocks);
+		dout_u64(o, "bytes", s->run_bytes);
+		dout_u64(o, "live_bytes", s->run_live);
+		dout_u64(o, "slices", s->slices);
+		dout_u64(o, "slice_bytes", s->slice_bytes);
+		dout_u64(o, "blocks_alone", s->sliced_alone);
+		dout_u64(o, "blocks_saved",
+			 s->sliced_alone - MIN(s->sliced_alone, s->run_blocks));
+		dout_obj_end(o);
+	}
 	if (!s->packs)
 		return;
 	dout_obj(o, "packs");

@@ -260,7 +260,8 @@ void fsck_check_space(struct fsck_ctx *c);
 /* ---- packs.c ----------------------------------------------------------- */
 
 struct czfs_cluster_info;
-/* A PACKED cluster of ino: count it against its pack.  0 or -ENOMEM. */
+/* A PACKED or SLICE cluster of ino: count it against its pack or run.
+ * 0 or -ENOMEM. */
 int fsck_pack_cluster(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 		      const struct czfs_cluster_info *ci);
 /* A PACK item (after every cluster, in key order).  0 or -ENOMEM. */

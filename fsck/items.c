@@ -412,7 +412,7 @@ static int item_cluster(struct fsck_ctx *c, const struct czfs_key *key,
 	c->incompat_used |= czfs_alg_feature(ci.alg);
 	if (c->cur)
 		c->cur->inline_found += czfs_cluster_shared_bytes(&ci);
-	if (ci.kind == CZFS_CLUSTER_PACKED) {	/* blocks: the PACK item's */
+	if (czfs_cluster_is_shared(ci.kind)) {	/* blocks: the PACK item's */
 		int err = fsck_pack_cluster(c, ino, idx, &ci);
 
 		if (err)

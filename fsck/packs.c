@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Shared packs: every PACKED cluster is counted against its pack's
- * address; each PACK item's blocks are referenced once and its refs must
- * equal the clusters found pointing at it, which must all describe it as
- * the item does.  A wrong count, or a PACK item missing for a pack its
+ * Shared packs and runs: every PACKED cluster is counted against its
+ * pack's address, every SLICE against its run's; each PACK item's blocks
+ * are referenced once and its refs must equal the clusters found pointing
+ * at it, which must all describe it as the item does (slices: lie inside
+ * the run).  A wrong count, or a PACK item missing for a pack its
  * clusters agree on, is repaired (-y) when every cluster item decoded;
  * the blocks of a pack without its item stay referenced meanwhile, so
  * that they are never taken for leaked and freed under its files.
@@ -22,6 +23,7 @@ struct fsck_pack {
 	uint64_t blkaddr;		/* 0: a free slot */
 	struct czfs_pack_info desc;	/* as its first cluster says */
 	uint32_t found;			/* PACKED clusters pointing at it */
+	uint64_t live;			/* a run's: its slices' payload bytes */
 	bool item_seen;
 	bool differ;			/* its clusters describe it otherwise */
 };
@@ -94,11 +96,41 @@ static struct fsck_pack *find(struct fsck_ctx *c, uint64_t blkaddr, bool add)
 	return &c->packs[k];
 }
 
+/* A SLICE counted against its run: the run as far as its slices reach. */
+static int slice_cluster(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
+			 const struct czfs_cluster_info *ci)
+{
+	uint64_t end = (ci->blkaddr - ci->run) * CZFS_BLOCK_SIZE +
+		       ci->slice_off + ci->slice_len;
+	struct fsck_pack *p = find(c, ci->run, true);
+
+	if (!p)
+		return -ENOMEM;
+	c->incompat_used |= CZFS_FEATURE_INCOMPAT_SLICED;
+	p->live += ci->slice_len;
+	if (!p->found++ || (p->desc.run && end > p->desc.ulen))
+		p->desc = (struct czfs_pack_info){
+			.blkaddr = ci->run, .refs = 1, .run = true,
+			.ulen = (uint32_t)end,
+			.nblocks = DIV_ROUND_UP(end, CZFS_BLOCK_SIZE),
+		};
+	if (p->desc.run)
+		return 0;
+	p->differ = true;
+	fsck_error(c, "inode %" PRIu64 ": cluster %" PRIu64
+		   " is a slice of the run at block %" PRIu64
+		   ", which another cluster takes for a pack", ino, idx, ci->run);
+	return 0;
+}
+
 int fsck_pack_cluster(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 		      const struct czfs_cluster_info *ci)
 {
-	struct fsck_pack *p = find(c, ci->blkaddr, true);
+	struct fsck_pack *p;
 
+	if (ci->kind == CZFS_CLUSTER_SLICE)
+		return slice_cluster(c, ino, idx, ci);
+	p = find(c, ci->blkaddr, true);
 	if (!p)
 		return -ENOMEM;
 	c->incompat_used |= CZFS_FEATURE_INCOMPAT_PACKED;
@@ -113,6 +145,19 @@ int fsck_pack_cluster(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 		   " describes the pack at block %" PRIu64
 		   " unlike another cluster", ino, idx, ci->blkaddr);
 	return 0;
+}
+
+/* Whether the clusters found pointing at p agree with its item pi. */
+static bool item_agrees(const struct fsck_pack *p,
+			const struct czfs_pack_info *pi)
+{
+	if (pi->run || p->desc.run)	/* the slices lie inside the run */
+		return pi->run && p->desc.run && !p->differ &&
+		       p->desc.ulen <= pi->ulen;
+	return czfs_pack_matches(pi, &(struct czfs_cluster_info){
+		.kind = CZFS_CLUSTER_PACKED, .alg = p->desc.alg,
+		.nblocks = p->desc.nblocks, .checksum = p->desc.checksum,
+		.blkaddr = p->desc.blkaddr, .pack_ulen = p->desc.ulen });
 }
 
 int fsck_pack_item(struct fsck_ctx *c, const struct czfs_key *key,
@@ -133,30 +178,38 @@ int fsck_pack_item(struct fsck_ctx *c, const struct czfs_key *key,
 		c->refs_incomplete = true;
 		return 0;
 	}
-	c->incompat_used |= CZFS_FEATURE_INCOMPAT_PACKED;
+	c->incompat_used |= pi.run ? CZFS_FEATURE_INCOMPAT_SLICED :
+			    CZFS_FEATURE_INCOMPAT_PACKED;
 	p = find(c, pi.blkaddr, false);
 	if (!p) {	/* its blocks: referenced or not by fsck_packs_finish */
-		fsck_fixable(c, "pack at block %" PRIu64 ": %u references, no cluster uses it",
-			     pi.blkaddr, pi.refs);
+		fsck_fixable(c, "%s at block %" PRIu64 ": %u references, no cluster uses it",
+			     pi.run ? "run" : "pack", pi.blkaddr, pi.refs);
 		return plan(c, &pi, PACK_FIX_DELETE);
 	}
-	if (fsck_ref(c, pi.blkaddr, pi.nblocks, "pack", 0))
+	if (fsck_ref(c, pi.blkaddr, pi.nblocks, pi.run ? "run" : "pack", 0))
 		c->data_blocks += pi.nblocks;
 	p->item_seen = true;
 	p->desc.refs = pi.refs;
-	if (!czfs_pack_matches(&pi, &(struct czfs_cluster_info){
-		.kind = CZFS_CLUSTER_PACKED, .alg = p->desc.alg,
-		.nblocks = p->desc.nblocks, .checksum = p->desc.checksum,
-		.blkaddr = p->desc.blkaddr, .pack_ulen = p->desc.ulen })) {
-		fsck_error(c, "pack at block %" PRIu64 ": its clusters describe it otherwise",
-			   pi.blkaddr);
+	if (!item_agrees(p, &pi)) {
+		fsck_error(c, "%s at block %" PRIu64 ": its clusters describe it otherwise",
+			   pi.run ? "run" : "pack", pi.blkaddr);
 		return 0;
+	}
+	if (pi.run && pi.live != p->live) {
+		fsck_fixable(c, "run at block %" PRIu64 ": %u live bytes, its slices hold %" PRIu64,
+			     pi.blkaddr, pi.live, p->live);
+		if (pi.refs == p->found) {
+			pi.live = (uint32_t)p->live;
+			return plan(c, &pi, PACK_FIX_UPDATE);
+		}
 	}
 	if (pi.refs == p->found)
 		return 0;
-	fsck_fixable(c, "pack at block %" PRIu64 ": %u references, %u clusters use it",
-		     pi.blkaddr, pi.refs, p->found);
+	fsck_fixable(c, "%s at block %" PRIu64 ": %u references, %u clusters use it",
+		     pi.run ? "run" : "pack", pi.blkaddr, pi.refs, p->found);
 	pi.refs = p->found;
+	if (pi.run)
+		pi.live = (uint32_t)p->live;
 	return plan(c, &pi, PACK_FIX_UPDATE);
 }
 
@@ -171,9 +224,10 @@ static int pack_missing(struct fsck_ctx *c, struct fsck_pack *p)
 		return 0;
 	}
 	c->data_blocks += p->desc.nblocks;
-	fsck_fixable(c, "pack at block %" PRIu64 ": %u clusters use it, no PACK item",
-		     p->blkaddr, p->found);
+	fsck_fixable(c, "%s at block %" PRIu64 ": %u clusters use it, no PACK item",
+		     pi.run ? "run" : "pack", p->blkaddr, p->found);
 	pi.refs = p->found;
+	pi.live = (uint32_t)p->live;
 	return plan(c, &pi, PACK_FIX_INSERT);
 }
 

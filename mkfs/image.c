@@ -23,6 +23,7 @@
 #include "packing.h"
 #include "pipeline.h"
 #include "progress.h"
+#include "runs.h"
 #include "scan.h"
 #include "spacemap.h"
 #include "super.h"
@@ -57,6 +58,7 @@ struct mk_image {
 	struct mk_named *named;
 	unsigned named_cap;
 	struct mk_packs *packs;
+	struct mk_runs *runs;		/* NULL: each cluster in blocks of its own */
 	uint64_t cur_ino;		/* the inode being written */
 };
 
@@ -268,19 +270,70 @@ static int add_copied(void *arg, uint64_t index, const struct czfs_cluster_info 
 			czfs_cluster_item_encode(ci, val), NULL);
 }
 
+/* A run written: its PACK item goes with the packs'. */
+static int run_closed(struct mk_image *im, const struct czfs_pack_info *run)
+{
+	if (!run->nblocks)
+		return 0;
+	im->incompat |= CZFS_FEATURE_INCOMPAT_SLICED;
+	return mk_packs_run(im->packs, run);
+}
+
+/* A compressed cluster: its payload into the open run, its item now. */
+static int add_slice(struct mk_image *im, uint64_t ino,
+		     const struct mk_chunk *c, const struct mk_cluster *cl)
+{
+	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
+	const uint8_t *stored = c->out + cl->out_off;
+	struct czfs_cluster_header_info h;
+	struct czfs_cluster_info slice;
+	struct czfs_pack_info closed;
+	void *item;
+	int err;
+
+	czfs_cluster_header_decode(stored, &h);
+	err = mk_runs_place(im->runs, &im->w, ino, &cl->ci,
+			    stored + sizeof(struct czfs_cluster_header), h.clen,
+			    &slice, &closed);
+	if (!err)
+		err = run_closed(im, &closed);
+	if (!err)
+		err = add_item(im, ino, CZFS_ITEM_CLUSTER, cl->index, val,
+			       czfs_cluster_item_encode(&slice, val), &item);
+	if (err)
+		return err;
+	mk_runs_pending(im->runs, item);
+	im->incompat |= czfs_alg_feature(slice.alg);
+	im->inode_inline += czfs_cluster_shared_bytes(&slice);
+	im->pr->bytes_out += h.clen;
+	return 0;
+}
+
 static int add_cluster(struct mk_image *im, uint64_t ino,
 		       const struct mk_chunk *c, const struct mk_cluster *cl)
 {
 	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
 	struct czfs_cluster_info ci = cl->ci;
+	struct czfs_pack_info closed;
 	unsigned len;
 	int err;
 
 	switch (ci.kind) {
 	case CZFS_CLUSTER_HOLE:
 		return 0;
-	case CZFS_CLUSTER_RAW:
 	case CZFS_CLUSTER_COMPRESSED:
+		if (im->runs && !c->shared)	/* copies share it as a pack */
+			return add_slice(im, ino, c, cl);
+		/* fall through */
+	case CZFS_CLUSTER_RAW:
+		/* a file's raw cluster does not go before its slices */
+		if (im->runs && mk_runs_holds(im->runs, ino)) {
+			err = mk_runs_close(im->runs, &im->w, &closed);
+			if (!err)
+				err = run_closed(im, &closed);
+			if (err)
+				return err;
+		}
 		err = mk_writer_alloc(&im->w, ci.nblocks, &ci.blkaddr);
 		if (!err)
 			err = mk_writer_add(&im->w, ci.blkaddr,
@@ -384,6 +437,13 @@ static int write_inodes(struct mk_image *im, struct mk_pipe *p)
 		if (!S_ISDIR(ip->mode))
 			im->pr->files++;
 		mk_progress_update(im->pr);
+	}
+	if (!err && im->runs) {
+		struct czfs_pack_info closed;
+
+		err = mk_runs_close(im->runs, &im->w, &closed);
+		if (!err)
+			err = run_closed(im, &closed);
 	}
 	return err ? err : mk_packs_emit(im->packs, add_pack_item, im);
 }
@@ -525,6 +585,8 @@ static int image_setup(struct mk_image *im)
 		return -ENOMEM;
 	derive_seed(im->o->uuid, im->seed);
 	err = mk_packs_new(&im->packs);
+	if (!err && im->o->slices)
+		err = mk_runs_new(&im->runs);
 	return err ? err : czfs_btree_builder_new(im->bdev, &im->w.alloc, 1,
 						  &im->bld);
 }
@@ -550,7 +612,10 @@ int mk_image_write(struct czfs_bdev *bdev, const struct mk_tree *t,
 		err = finish(&im, st);
 	if (im.packs)
 		mk_packs_stats(im.packs, &st->pack);
+	if (im.runs)
+		mk_runs_stats(im.runs, &st->runs);
 	mk_packs_free(im.packs);
+	mk_runs_free(im.runs);
 	czfs_btree_builder_free(im.bld);
 	mk_writer_free(&im.w);
 	free(im.records);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "packing.h"
+#include "runs.h"
 
 struct czfs_bdev;
 struct mk_pipe;
@@ -25,6 +26,7 @@ struct mk_image_opts {
 	unsigned cluster_shift;
 	uint64_t size_blocks;		/* the size limit, 0 = content size */
 	bool sparse;			/* file length = size_blocks (no -d) */
+	bool slices;			/* compressed clusters in runs (runs.h) */
 	uint8_t uuid[16];
 	char label[65];
 	bool fixed_time;		/* every time = create_time */
@@ -36,6 +38,7 @@ struct mk_image_stats {
 	uint64_t need_blocks;		/* -ENOSPC: what the content needs */
 	bool reported;			/* the error's message was printed */
 	struct mk_pack_stats pack;	/* what packing did */
+	struct mk_run_stats runs;	/* what runs of slices did */
 };
 
 /*

@@ -8,6 +8,7 @@ mkfs_mkfs_czfs_SOURCES = \
 	mkfs/image.c mkfs/image.h \
 	mkfs/writer.c mkfs/writer.h \
 	mkfs/packing.c mkfs/packing.h \
+	mkfs/runs.c mkfs/runs.h \
 	mkfs/copies.c mkfs/copies.h \
 	mkfs/progress.c mkfs/progress.h
 mkfs_mkfs_czfs_CFLAGS = $(AM_CFLAGS)

@@ -37,12 +37,12 @@ struct mk_opts {
 	long long time;
 	long long uid, gid;
 	bool no_zero_detect, no_inline, force, quiet;
-	bool no_pack, no_dedup;
+	bool no_pack, no_dedup, no_slice;
 	enum mk_sort sort;
 };
 
 enum { OPT_UID = 256, OPT_GID, OPT_ALL_ROOT, OPT_NO_ZERO, OPT_NO_INLINE,
-       OPT_NO_PACK, OPT_NO_DEDUP, OPT_SORT };
+       OPT_NO_PACK, OPT_NO_DEDUP, OPT_NO_SLICE, OPT_SORT };
 
 static const struct option long_opts[] = {
 	{ "directory", required_argument, NULL, 'd' },
@@ -59,6 +59,7 @@ static const struct option long_opts[] = {
 	{ "no-zero-detect", no_argument, NULL, OPT_NO_ZERO },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-pack", no_argument, NULL, OPT_NO_PACK },
+	{ "no-slice", no_argument, NULL, OPT_NO_SLICE },
 	{ "no-dedup", no_argument, NULL, OPT_NO_DEDUP },
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "force", no_argument, NULL, 'f' },
@@ -91,6 +92,8 @@ static void usage(FILE *f)
 	      "      --no-pack            give each small file and tail its own blocks\n"
 	      "                           instead of packing them together\n"
 	      "      --no-dedup           pack identical small files and tails twice\n"
+	      "      --no-slice           give each compressed cluster whole blocks of its\n"
+	      "                           own instead of laying them back to back in runs\n"
 	      "      --sort=ORDER         order of the packed tails: path (default:\n"
 	      "                           directory by directory) or ext (by extension)\n"
 	      "  -f, --force              overwrite an existing IMAGE\n"
@@ -188,6 +191,7 @@ static int parse_opt(struct mk_opts *o, int c, const char *arg)
 	case OPT_NO_ZERO: o->no_zero_detect = true; return 0;
 	case OPT_NO_INLINE: o->no_inline = true; return 0;
 	case OPT_NO_PACK: o->no_pack = true; return 0;
+	case OPT_NO_SLICE: o->no_slice = true; return 0;
 	case OPT_NO_DEDUP: o->no_dedup = true; return 0;
 	case OPT_SORT:
 		if (!strcmp(arg, "path"))
@@ -410,6 +414,7 @@ static void image_opts(const struct mk_run *r, struct mk_image_opts *io)
 	io->cluster_shift = o->cluster_shift;
 	io->size_blocks = size >> CZFS_BLOCK_SHIFT;
 	io->sparse = !o->dir && o->size && !r->is_blk;
+	io->slices = !o->no_slice;
 	memcpy(io->uuid, o->uuid, sizeof(io->uuid));
 	memcpy(io->label, o->label, sizeof(io->label));
 	io->fixed_time = o->has_time;
@@ -472,6 +477,17 @@ static void pack_summary(const struct mk_pack_stats *st)
 	       st->blocks / 256.0, saved / 256.0);
 }
 
+static void run_summary(const struct mk_run_stats *st)
+{
+	uint64_t saved = st->alone_blocks - MIN(st->alone_blocks, st->blocks);
+
+	if (!st->runs)
+		return;
+	printf("mkfs.czfs: laid %llu compressed clusters (%.1f MiB) back to back in %llu runs of %.1f MiB, %.1f MiB less than whole blocks each\n",
+	       (unsigned long long)st->slices, st->slice_bytes / 1048576.0,
+	       (unsigned long long)st->runs, st->blocks / 256.0, saved / 256.0);
+}
+
 static int run(struct mk_run *r)
 {
 	int err;
@@ -499,8 +515,10 @@ static int run(struct mk_run *r)
 		mk_progress_summary(&r->pr, r->tree.nfiles, r->tree.ndirs,
 				    r->tree.bytes,
 				    r->st.image_blocks << CZFS_BLOCK_SHIFT);
-	if (!err && !r->o.quiet)
+	if (!err && !r->o.quiet) {
 		pack_summary(&r->st.pack);
+		run_summary(&r->st.runs);
+	}
 	mk_tree_free(&r->tree);
 	return err;
 }

@@ -232,6 +232,8 @@ struct mk_packs {
 	struct pack *fpacks;		/* of copied files' clusters, in order */
 	struct shared *shared;		/* the same, with their file */
 	uint64_t nfpacks, fcap;
+	struct czfs_pack_info *runs;	/* runs of slices, in order */
+	uint64_t nruns, rcap;
 	struct mk_member *members;	/* of the window, sorted by ino */
 	unsigned nmembers, mcap;
 	bool sorted;
@@ -250,6 +252,7 @@ void mk_packs_free(struct mk_packs *ps)
 		return;
 	free(ps->packs);
 	free(ps->fpacks);
+	free(ps->runs);
 	free(ps->shared);
 	free(ps->members);
 	free(ps);
@@ -401,41 +404,77 @@ int mk_packs_copy(struct mk_packs *ps, uint64_t ino,
 	return err;
 }
 
-static int emit_one(const struct pack *p, uint64_t *last,
+int mk_packs_run(struct mk_packs *ps, const struct czfs_pack_info *run)
+{
+	if (ps->nruns == ps->rcap) {
+		uint64_t cap = ps->rcap ? ps->rcap * 2 : 256;
+		struct czfs_pack_info *v = realloc(ps->runs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ps->runs = v;
+		ps->rcap = cap;
+	}
+	ps->runs[ps->nruns++] = *run;
+	return 0;
+}
+
+static int emit_one(const struct czfs_pack_info *pi, uint64_t *last,
 		    int (*add)(void *arg, uint64_t blkaddr, const void *val,
 			       unsigned len), void *arg)
 {
 	uint8_t val[sizeof(struct czfs_pack)];
-	struct czfs_pack_info pi;
 
-	czfs_pack_of_stored(&p->ci, p->refs, &pi);
-	if (pi.blkaddr <= *last)	/* written in order: keys in order */
+	if (pi->blkaddr <= *last)	/* written in order: keys in order */
 		return -EINVAL;
-	*last = pi.blkaddr;
-	return add(arg, pi.blkaddr, val, czfs_pack_item_encode(&pi, val));
+	*last = pi->blkaddr;
+	return add(arg, pi->blkaddr, val, czfs_pack_item_encode(pi, val));
+}
+
+/* The PACK item of the next pack of list (n of them) from *i, if any. */
+static bool next_pack(const struct pack *list, uint64_t n, uint64_t *i,
+		      struct czfs_pack_info *pi)
+{
+	while (*i < n && (!list[*i].ci.kind || !list[*i].refs))
+		++*i;		/* a seq never written, or no member left */
+	if (*i >= n)
+		return false;
+	czfs_pack_of_stored(&list[*i].ci, list[*i].refs, pi);
+	return true;
 }
 
 int mk_packs_emit(struct mk_packs *ps,
 		  int (*add)(void *arg, uint64_t blkaddr, const void *val,
 			     unsigned len), void *arg)
 {
-	uint64_t s = 0, f = 0, last = 0;
+	uint64_t s = 0, f = 0, r = 0, last = 0;
 	int err = 0;
 
-	/* both lists are in the order written: merge them by address */
-	while (!err && (s < ps->npacks || f < ps->nfpacks)) {
-		const struct pack *p;
+	/* the three lists are in the order written: merge them by address */
+	for (;;) {
+		struct czfs_pack_info a, b, *p = NULL;
+		bool has_a = next_pack(ps->packs, ps->npacks, &s, &a);
+		bool has_b = next_pack(ps->fpacks, ps->nfpacks, &f, &b);
+		uint64_t *adv = NULL;
 
-		if (s < ps->npacks && (!ps->packs[s].ci.kind || !ps->packs[s].refs)) {
-			s++;
-			continue;
+		if (has_a) {
+			p = &a;
+			adv = &s;
 		}
-		if (f >= ps->nfpacks || (s < ps->npacks &&
-		    ps->packs[s].ci.blkaddr < ps->fpacks[f].ci.blkaddr))
-			p = &ps->packs[s++];
-		else
-			p = &ps->fpacks[f++];
+		if (has_b && (!p || b.blkaddr < p->blkaddr)) {
+			p = &b;
+			adv = &f;
+		}
+		if (r < ps->nruns && (!p || ps->runs[r].blkaddr < p->blkaddr)) {
+			p = &ps->runs[r];
+			adv = &r;
+		}
+		if (!p)
+			break;
+		++*adv;
 		err = emit_one(p, &last, add, arg);
+		if (err)
+			break;
 	}
 	return err;
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "cluster.h"
+#include "pack.h"
 
 struct mk_inode;
 struct mk_tree;
@@ -124,7 +125,12 @@ int mk_packs_copy(struct mk_packs *ps, uint64_t ino,
 		  int (*add)(void *arg, uint64_t index,
 			     const struct czfs_cluster_info *ci), void *arg);
 
-/* Each pack's PACK item in key order, through add (0 or -errno). */
+/* A run of slices written (runs.h), its PACK item as it is.  0 or
+ * -ENOMEM. */
+int mk_packs_run(struct mk_packs *ps, const struct czfs_pack_info *run);
+
+/* Each pack's and run's PACK item in key order, through add (0 or
+ * -errno). */
 int mk_packs_emit(struct mk_packs *ps,
 		  int (*add)(void *arg, uint64_t blkaddr, const void *val,
 			     unsigned len), void *arg);

@@ -29,7 +29,8 @@
  *   (ino,  DENTRY,  namehash)     czfs_dentry records (directories)
  *   (ino,  CLUSTER, index)        struct czfs_cluster [+ inline payload]
  *   (0,    ORPHAN,  ino)          empty: inode unlinked while open
- *   (PACK, PACK,   blkaddr)      struct czfs_pack: a shared pack of tails
+ *   (PACK, PACK,   blkaddr)      struct czfs_pack: a shared pack of tails,
+ *                                 or a run of compressed clusters
  */
 #ifndef CZFS_FS_H
 #define CZFS_FS_H
@@ -92,12 +93,18 @@
  * older decoder refuses the kind, and an older writer would free a pack's
  * blocks while other files still use them */
 #define CZFS_FEATURE_INCOMPAT_PACKED	0x00000020u
+/* SLICE clusters and run PACK items: compressed clusters stored back to
+ * back at byte offsets of shared runs of blocks; an older decoder refuses
+ * the kind, and an older writer would free a run's blocks while other
+ * clusters still use them */
+#define CZFS_FEATURE_INCOMPAT_SLICED	0x00000040u
 #define CZFS_FEATURE_INCOMPAT_SUPP	(CZFS_FEATURE_INCOMPAT_LZ4 | \
 					 CZFS_FEATURE_INCOMPAT_ZSTD | \
 					 CZFS_FEATURE_INCOMPAT_ATTR_FLAGS | \
 					 CZFS_FEATURE_INCOMPAT_PREALLOC | \
 					 CZFS_FEATURE_INCOMPAT_BLOCKMAP | \
-					 CZFS_FEATURE_INCOMPAT_PACKED)
+					 CZFS_FEATURE_INCOMPAT_PACKED | \
+					 CZFS_FEATURE_INCOMPAT_SLICED)
 /* every inode's inline_bytes counts its inline cluster payloads */
 #define CZFS_FEATURE_RO_COMPAT_INLINE_BYTES	0x00000001u
 #define CZFS_FEATURE_RO_COMPAT_SUPP	CZFS_FEATURE_RO_COMPAT_INLINE_BYTES
@@ -391,6 +398,8 @@ enum czfs_cluster_kind {
 	CZFS_CLUSTER_RESERVED		= 5,	/* no data yet: prealloc promised */
 	CZFS_CLUSTER_BLOCKMAP		= 6,	/* raw blocks, each its own address */
 	CZFS_CLUSTER_PACKED		= 7,	/* a byte range of a shared pack */
+	CZFS_CLUSTER_SLICE		= 8,	/* compressed, at a byte range of
+						 * a shared run */
 };
 
 #define CZFS_INLINE_MAX		2048	/* largest inline payload */
@@ -452,18 +461,48 @@ struct czfs_cluster_packed {
 };
 
 /*
- * (CZFS_PACK_OBJECTID, PACK, blkaddr): one per pack.  refs counts the
- * PACKED items that point at blkaddr (identical clusters may share one
- * range: each counts); the pack's nblocks blocks are freed, and the item
- * deleted, in the transaction that drops the last one.
+ * A SLICE cluster (INCOMPAT_SLICED): a compressed cluster whose payload
+ * (no header) lies at a byte offset of a *run*, nblocks blocks that hold
+ * the payloads of many clusters back to back, so that no cluster is
+ * rounded up to whole blocks of its own.  blkaddr and nblocks are the
+ * blocks the payload touches (the first and last may be shared with the
+ * neighbouring slices), checksum the crc32c of the payload, alg its codec
+ * (1..); compression saved a block, as for a COMPRESSED cluster.  The
+ * item is the struct followed by struct czfs_cluster_slice.  The run's
+ * blocks are owned by its PACK item (flag CZFS_PACK_RUN), which counts
+ * the slices in it; a slice counts its clen in the inode's inline_bytes,
+ * no blocks.  mkfs.czfs makes them; writes through a mount store whole
+ * clusters as before, and a rewritten slice drops its reference.
  */
+struct czfs_cluster_slice {
+	__le32 offset;			/* payload start in block blkaddr, 0..4095 */
+	__le32 clen;			/* payload bytes */
+	__le64 run;			/* the run's first block: its PACK key */
+};
+
+#define CZFS_RUN_MAX_BLOCKS	255	/* blocks of one run */
+
+/*
+ * (CZFS_PACK_OBJECTID, PACK, blkaddr): one per pack or run.  refs counts
+ * the PACKED (or, for a run, SLICE) items that point at blkaddr
+ * (identical clusters may share one range: each counts); the nblocks
+ * blocks are freed, and the item deleted, in the transaction that drops
+ * the last one.  A run (flags CZFS_PACK_RUN): alg 0, ulen the bytes its
+ * slices use from its start (nblocks = DIV_ROUND_UP(ulen, 4096), 1..255),
+ * and in checksum's place the payload bytes of the slices still in it
+ * (live, 1..ulen): recompression moves the slices of a run less than
+ * half live.
+ */
+#define CZFS_PACK_RUN		0x01
+
 struct czfs_pack {
 	__le32 refs;			/* >= 1 */
 	__u8 alg;			/* as the PACKED items say */
-	__u8 nblocks;			/* 1..64 */
-	__le16 reserved0;		/* zero */
+	__u8 nblocks;			/* 1..64; a run's 1..255 */
+	__u8 flags;			/* CZFS_PACK_RUN */
+	__u8 reserved0;			/* zero */
 	__le32 ulen;			/* decoded bytes */
-	__le32 checksum;		/* as the PACKED items say */
+	__le32 checksum;		/* as the PACKED items say; a run: live */
 	__le64 reserved;		/* zero */
 };
 
@@ -498,6 +537,7 @@ static_assert(sizeof(struct czfs_cluster) == 24, "cluster item size");
 static_assert(sizeof(struct czfs_cluster_header) == 16, "cluster header size");
 static_assert(sizeof(struct czfs_cluster_packed) == 16, "packed extension size");
 static_assert(sizeof(struct czfs_cluster_block) == 16, "block map entry size");
+static_assert(sizeof(struct czfs_cluster_slice) == 16, "slice extension size");
 static_assert(sizeof(struct czfs_pack) == 24, "pack item size");
 
 #endif /* CZFS_FS_H */

@@ -23,9 +23,12 @@
  *   czfs-corrupt IMAGE blockmap PATH IDX   no damage: RAW cluster IDX of
  *        PATH becomes a BLOCKMAP keeping its blocks, as a writeback of a
  *        hot cluster leaves it (for the fuzzer's seeds and fsck's tests)
- *   czfs-corrupt IMAGE pack-refs PATH IDX N  the pack cluster IDX of PATH
- *        points into counts N references
- *   czfs-corrupt IMAGE pack-drop PATH IDX  delete that pack's PACK item
+ *   czfs-corrupt IMAGE pack-refs PATH IDX N  the pack (or run) cluster IDX
+ *        of PATH points into counts N references
+ *   czfs-corrupt IMAGE pack-drop PATH IDX  delete that pack's (or run's)
+ *        PACK item
+ *   czfs-corrupt IMAGE run-live PATH IDX N  the run the slice IDX of PATH
+ *        lies in counts N live bytes (prints "blkaddr live")
  *   czfs-corrupt IMAGE used-count DELTA    a checkpoint with a wrong used count
  *   czfs-corrupt IMAGE commit              an empty transaction
  *   czfs-corrupt IMAGE covered PATH        no damage: PATH's inode stored
@@ -265,7 +268,7 @@ static int unmark(struct cmd *c)
 	return err;
 }
 
-/* The PACK item of the pack cluster argv[4] of argv[3] points into. */
+/* The PACK item of the pack or run cluster argv[4] of argv[3] points into. */
 static int pack_item(struct cmd *c, struct czfs_key *key,
 		     struct czfs_pack_info *pi)
 {
@@ -273,19 +276,38 @@ static int pack_item(struct cmd *c, struct czfs_key *key,
 	struct czfs_cluster_info ci;
 	struct czfs_inode_info ii;
 	int err = path_inode(c, &ii), n;
+	uint64_t at;
 
 	if (!err)
 		err = czfs_cluster_lookup(c->fs, &ii, num(c->argv[4]), 1, &ci, inl);
-	if (!err && ci.kind != CZFS_CLUSTER_PACKED)
+	if (!err && !czfs_cluster_is_shared(ci.kind))
 		err = -EINVAL;
 	if (err)
 		return err;
-	*key = (struct czfs_key){ CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, ci.blkaddr };
+	at = ci.kind == CZFS_CLUSTER_SLICE ? ci.run : ci.blkaddr;
+	*key = (struct czfs_key){ CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, at };
 	n = czfs_btree_lookup(&c->fs->tree, key, val, sizeof(val));
 	if (n < 0)
 		return n;
-	return czfs_pack_item_decode(ci.blkaddr, val, (unsigned)n,
+	return czfs_pack_item_decode(at, val, (unsigned)n,
 				     c->fs->cp.max_blocks, pi);
+}
+
+static int run_live(struct cmd *c)
+{
+	uint8_t val[sizeof(struct czfs_pack)];
+	struct czfs_pack_info pi;
+	struct czfs_key key;
+	int err = pack_item(c, &key, &pi);
+
+	if (!err && !pi.run)
+		err = -EINVAL;
+	if (err)
+		return err;
+	printf("%llu %u\n", (unsigned long long)pi.blkaddr, pi.live);
+	pi.live = (uint32_t)num(c->argv[5]);
+	return czfs_btree_update(&c->fs->tree, &key, val,
+				 czfs_pack_item_encode(&pi, val));
 }
 
 static int pack_change(struct cmd *c, bool drop)
@@ -327,6 +349,8 @@ static int transaction(struct cmd *c)
 		err = c->argc > 5 ? pack_change(c, false) : -EINVAL;
 	else if (!strcmp(op, "pack-drop"))
 		err = c->argc > 4 ? pack_change(c, true) : -EINVAL;
+	else if (!strcmp(op, "run-live"))
+		err = c->argc > 5 ? run_live(c) : -EINVAL;
 	else if (!strcmp(op, "reserve"))
 		err = c->argc > 5 ? reserve(c) : -EINVAL;
 	else if (!strcmp(op, "blockmap"))

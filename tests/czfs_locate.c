@@ -5,6 +5,9 @@
  *
  *   czfs-locate IMAGE PATH leaf         block of the leaf holding PATH's inode
  *   czfs-locate IMAGE PATH cluster N    "blkaddr nblocks kind" of cluster N
+ *   czfs-locate IMAGE PATH payload N    image byte offset where cluster N's
+ *                                       data or compressed payload starts
+ *                                       (past a header; a slice's in its run)
  *   czfs-locate IMAGE - root            block of the root node
  *   czfs-locate IMAGE - rootlevel       the root node's level
  *   czfs-locate IMAGE PATH node LEVEL   the node at LEVEL above PATH's inode
@@ -124,6 +127,29 @@ static int print_cluster(struct czfs_fs *fs, uint64_t ino, uint64_t idx)
 	return err;
 }
 
+static int print_payload(struct czfs_fs *fs, uint64_t ino, uint64_t idx)
+{
+	uint8_t inl[CZFS_INLINE_MAX];
+	struct czfs_inode_info ii;
+	struct czfs_cluster_info ci;
+	int err = czfs_inode_read(&fs->tree, ino, &ii);
+	uint64_t at;
+
+	if (!err)
+		err = czfs_cluster_lookup(fs, &ii, idx, 1, &ci, inl);
+	if (err)
+		return err;
+	if (!czfs_cluster_has_extent(ci.kind))
+		return -EINVAL;
+	at = ci.blkaddr * CZFS_BLOCK_SIZE;
+	if (ci.kind == CZFS_CLUSTER_SLICE)
+		at += ci.slice_off;
+	else if (ci.kind == CZFS_CLUSTER_COMPRESSED)
+		at += sizeof(struct czfs_cluster_header);
+	printf("%llu\n", (unsigned long long)at);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct czfs_fs_opts opts = { .flags = CZFS_OPEN_RDONLY | CZFS_OPEN_NOSMAP };
@@ -132,7 +158,7 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: czfs-locate IMAGE PATH leaf|cluster N|root|rootlevel|node L|xattr NAME|bitmap K|used BLK N\n");
+		fprintf(stderr, "usage: czfs-locate IMAGE PATH leaf|cluster N|payload N|root|rootlevel|node L|xattr NAME|bitmap K|used BLK N\n");
 		return 2;
 	}
 	czfs_log_set_sink(czfs_log_stderr, CZFS_LOG_WARN);
@@ -158,6 +184,8 @@ int main(int argc, char **argv)
 		printf("%u\n", fs->cp.root_level);
 	else if (!err && !strcmp(argv[3], "cluster") && argc > 4)
 		err = print_cluster(fs, ino, strtoull(argv[4], NULL, 0));
+	else if (!err && !strcmp(argv[3], "payload") && argc > 4)
+		err = print_payload(fs, ino, strtoull(argv[4], NULL, 0));
 	else if (!err && !strcmp(argv[3], "root"))
 		printf("%llu\n", (unsigned long long)fs->cp.root_blkaddr);
 	else if (!err)

@@ -18,6 +18,10 @@
 #include <stdint.h>
 
 #define CZFS_COLD_MAX	(1u << 20)	/* entries: 24 MiB */
+/* Not a cluster: the file's slices in runs less than half live are to be
+ * moved out (a rewrite left a run so: czfs_run_underused).  Sorts after
+ * the file's clusters. */
+#define CZFS_COLD_RUNS	UINT64_MAX
 
 struct czfs_coldmap;
 

@@ -112,6 +112,8 @@ struct czfs_daemon_stats {
 	atomic_ullong wb_hot;		/* of them block by block (wbblocks.h) */
 	atomic_ullong wb_hot_fresh;	/* blocks those wrote */
 	atomic_ullong wb_hot_kept;	/* blocks they kept where they were */
+	atomic_ullong wb_runs;		/* runs of slices written (wbrun.h) */
+	atomic_ullong wb_slices;	/* compressed clusters laid in them */
 	atomic_ullong partial_writes;	/* clusters written without a load */
 	atomic_ullong partial_completed;	/* and loaded after all */
 	atomic_ullong recomp_clusters;	/* rewritten by recompression */

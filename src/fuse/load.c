@@ -57,6 +57,7 @@ static int decode_mapped(struct czfs_daemon *dm, struct czfs_thread *t,
 		czfs_win_unmap(dm->wc, &cm);
 	if (ci->kind == CZFS_CLUSTER_COMPRESSED ||
 	    ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED ||
+	    ci->kind == CZFS_CLUSTER_SLICE ||
 	    (ci->kind == CZFS_CLUSTER_PACKED && ci->alg)) {
 		atomic_fetch_add(&dm->st.decomp_ns, czfs_now_ns() - t0);
 		atomic_fetch_add(&dm->st.decomp_bytes, ci->ulen);
@@ -237,9 +238,10 @@ static uint64_t run_end(const struct czfs_cluster_batch *b, unsigned i)
 
 		if (!is_extent(ci))
 			continue;
-		if (end && a != end)
+		/* slices of a run share their boundary block */
+		if (end && a != end && a + CZFS_BLOCK_SIZE != end)
 			break;
-		end = a + (uint64_t)ci->nblocks * CZFS_BLOCK_SIZE;
+		end = MAX(end, a + (uint64_t)ci->nblocks * CZFS_BLOCK_SIZE);
 	}
 	return end;
 }
@@ -293,7 +295,9 @@ static int cmp_seg(const void *a, const void *b)
 {
 	const struct czfs_io_seg *x = a, *y = b;
 
-	return x->blkaddr < y->blkaddr ? -1 : x->blkaddr > y->blkaddr;
+	if (x->blkaddr != y->blkaddr)
+		return x->blkaddr < y->blkaddr ? -1 : 1;
+	return x->nblocks < y->nblocks ? -1 : x->nblocks > y->nblocks;
 }
 
 /* l's stored blocks are to be read: not from the staging, nor a pack
@@ -347,9 +351,10 @@ static int load_read(struct czfs_daemon *dm, struct czfs_load *ls, unsigned n)
 		if (to_read(&ls[i]))
 			k += load_segs(&ls[i], segs + k);
 	qsort(segs, k, sizeof(segs[0]), cmp_seg);
+	/* two clusters share blocks; slices of a run share one at most */
 	for (unsigned i = 1; i < k && !err; i++)
-		if (segs[i].blkaddr < segs[i - 1].blkaddr + segs[i - 1].nblocks)
-			err = -EFSCORRUPTED;	/* two clusters share blocks */
+		if (segs[i].blkaddr + 1 < segs[i - 1].blkaddr + segs[i - 1].nblocks)
+			err = -EFSCORRUPTED;
 	if (!err && k)
 		err = czfs_io_read(dm->fs->bdev, segs, k, &dm->io);
 	if (err && err != -EFSCORRUPTED) {

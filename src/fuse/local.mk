@@ -31,6 +31,7 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/coldmap.c src/fuse/coldmap.h \
 	src/fuse/recompress.c src/fuse/recompress.h \
 	src/fuse/wbpack.c src/fuse/wbpack.h \
+	src/fuse/wbrun.c src/fuse/wbrun.h \
 	src/fuse/wbblocks.c src/fuse/wbblocks.h
 src_fuse_czfs_fuse_CPPFLAGS = $(CZFS_CACHE_CPPFLAGS)
 src_fuse_czfs_fuse_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "btree.h"
 #include "ccache.h"
 #include "cluster.h"
 #include "coldmap.h"
@@ -19,13 +20,17 @@
 #include "load.h"
 #include "log.h"
 #include "minode.h"
+#include "pack.h"
 #include "pagepool.h"
 #include "recompress.h"
 #include "util.h"
 #include "writeback.h"
 
-/* Clusters taken at a time: one writeback transaction's worth. */
-#define RECOMP_BATCH	64
+/* Clusters taken at a time: at most one writeback transaction's worth
+ * (writeback.c: 4 MiB of data, 64 to 256 clusters; rewrite_batch cuts a
+ * longer list of big clusters to that). */
+#define RECOMP_BATCH	256
+#define RECOMP_BYTES	(4u << 20)
 /* Tree items the mount's scan looks at under one hold of fs->lock. */
 #define SCAN_STEP	4096
 
@@ -51,17 +56,23 @@ static bool wanted(const struct czfs_cluster_info *ci, bool any)
 {
 	if (ci->kind == CZFS_CLUSTER_BLOCKMAP)
 		return true;
-	/* packs are shared: a member rewritten alone would leave them */
+	/* packs are shared: a member rewritten alone would leave them; a
+	 * slice leaves its run, freed with its last slice */
 	return any && ci->kind != CZFS_CLUSTER_HOLE &&
 	       ci->kind != CZFS_CLUSTER_PACKED;
 }
 
-/* The blocks ci holds (an inline payload as one; a pack's are shared). */
-static unsigned held(const struct czfs_cluster_info *ci)
+/* The bytes of the image ci holds (an inline payload as a block; a
+ * pack's are shared; a slice's, its payload). */
+static uint64_t held(const struct czfs_cluster_info *ci)
 {
+	if (ci->kind == CZFS_CLUSTER_SLICE)
+		return ci->slice_len;
 	if (ci->kind == CZFS_CLUSTER_PACKED)
 		return 0;
-	return ci->nblocks + (ci->inline_len && ci->kind != CZFS_CLUSTER_BLOCKMAP);
+	return ((uint64_t)ci->nblocks +
+		(ci->inline_len && ci->kind != CZFS_CLUSTER_BLOCKMAP)) *
+	       CZFS_BLOCK_SIZE;
 }
 
 /* The item of cluster idx of mi (with ii, its attributes now). */
@@ -82,10 +93,10 @@ static int lookup(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t idx,
  * Mark cluster idx of mi written whole, as a write of what it holds
  * would: writeback then encodes it with the file's algorithm.  Skipped
  * (0) when it is not of a wanted kind, or dirty already: a writer has it,
- * and its writeback decides.  *old: the blocks it held.
+ * and its writeback decides.  *old: the bytes of the image it held.
  */
 static int rewrite_one(struct czfs_daemon *dm, struct czfs_minode *mi,
-		       uint64_t idx, bool any, unsigned *old, bool *taken)
+		       uint64_t idx, bool any, uint64_t *old, bool *taken)
 {
 	uint8_t inl[CZFS_INLINE_MAX];
 	struct czfs_inode_info ii;
@@ -127,8 +138,8 @@ out:
 	return err;
 }
 
-/* The blocks cluster idx of mi holds now. */
-static unsigned stored_blocks(struct czfs_daemon *dm, struct czfs_minode *mi,
+/* The bytes cluster idx of mi holds now. */
+static uint64_t stored_bytes(struct czfs_daemon *dm, struct czfs_minode *mi,
 			      uint64_t idx)
 {
 	uint8_t inl[CZFS_INLINE_MAX];
@@ -138,12 +149,29 @@ static unsigned stored_blocks(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return lookup(dm, mi, idx, &ii, &ci, inl) ? 0 : held(&ci);
 }
 
-/* Rewrite clusters idx[0..n) of mi and write them back: 0 or -errno;
+static int rewrite_some(struct czfs_daemon *dm, struct czfs_minode *mi,
+			const uint64_t *idx, unsigned n, bool any);
+
+/* Rewrite clusters idx[0..n) of mi (n <= RECOMP_BATCH) and write them
+ * back, at most RECOMP_BYTES (but 64 clusters) at a time: 0 or -errno;
  * -ENOSPC once one found no room (those before it are written back). */
 static int rewrite_batch(struct czfs_daemon *dm, struct czfs_minode *mi,
 			 const uint64_t *idx, unsigned n, bool any)
 {
-	unsigned old[RECOMP_BATCH], done = 0;
+	unsigned step = MAX(RECOMP_BYTES >> (CZFS_BLOCK_SHIFT +
+					     mi->ii.cluster_shift), 64u);
+	int err = 0;
+
+	for (unsigned i = 0; !err && i < n; i += step)
+		err = rewrite_some(dm, mi, idx + i, MIN(step, n - i), any);
+	return err;
+}
+
+static int rewrite_some(struct czfs_daemon *dm, struct czfs_minode *mi,
+			const uint64_t *idx, unsigned n, bool any)
+{
+	uint64_t old[RECOMP_BATCH];
+	unsigned done = 0;
 	bool taken[RECOMP_BATCH] = { false };
 	uint64_t before = 0, after = 0;
 	int err = 0;
@@ -160,11 +188,11 @@ static int rewrite_batch(struct czfs_daemon *dm, struct czfs_minode *mi,
 			continue;
 		done++;
 		before += old[i];
-		after += stored_blocks(dm, mi, idx[i]);
+		after += stored_bytes(dm, mi, idx[i]);
 	}
 	atomic_fetch_add(&dm->st.recomp_clusters, done);
 	if (before > after)
-		atomic_fetch_add(&dm->st.recomp_saved, (before - after) * CZFS_BLOCK_SIZE);
+		atomic_fetch_add(&dm->st.recomp_saved, before - after);
 	return err;
 }
 
@@ -183,6 +211,63 @@ int czfs_recomp_file(struct czfs_daemon *dm, struct czfs_minode *mi)
 			idx[n++] = next++;
 		err = rewrite_batch(dm, mi, idx, n, true);
 	}
+	return err;
+}
+
+/* Whether the run at blkaddr is less than half live (0: gone, damaged). */
+static bool run_underused(struct czfs_daemon *dm, uint64_t blkaddr)
+{
+	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, blkaddr };
+	uint8_t val[sizeof(struct czfs_pack)];
+	struct czfs_pack_info p;
+	int n;
+
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	n = czfs_btree_lookup(&dm->fs->tree, &key, val, sizeof(val));
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return n == (int)sizeof(val) &&
+	       !czfs_pack_item_decode(blkaddr, val, (unsigned)n,
+				      dm->fs->cp.max_blocks, &p) &&
+	       czfs_run_underused(&p);
+}
+
+/*
+ * Move mi's slices that lie in runs less than half live out of them:
+ * rewritten whole, writeback lays them in a run of their own, and the old
+ * run is freed with its last slice.  (Slices of other files that share
+ * such a run keep it until they move too.)
+ */
+static int compact_runs(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	uint64_t idx[RECOMP_BATCH], end, run = 0;
+	uint8_t inl[CZFS_INLINE_MAX];
+	struct czfs_inode_info ii;
+	bool under = false;
+	unsigned n = 0;
+	int err = 0;
+
+	czfs_mi_attr(mi, &ii);
+	end = DIV_ROUND_UP(ii.size, czfs_inode_cluster_bytes(&ii));
+	for (uint64_t i = 0; !err && i < end; i++) {
+		struct czfs_cluster_info ci;
+
+		if (lookup(dm, mi, i, &ii, &ci, inl) ||
+		    ci.kind != CZFS_CLUSTER_SLICE)
+			continue;
+		if (ci.run != run) {	/* a file's slices come run by run */
+			run = ci.run;
+			under = run_underused(dm, run);
+		}
+		if (!under)
+			continue;
+		idx[n++] = i;
+		if (n == RECOMP_BATCH) {
+			err = rewrite_batch(dm, mi, idx, n, true);
+			n = 0;
+		}
+	}
+	if (!err && n)
+		err = rewrite_batch(dm, mi, idx, n, true);
 	return err;
 }
 
@@ -224,14 +309,22 @@ static void recompress_refs(struct czfs_daemon *dm, struct czfs_cold_ref *refs,
 
 	for (unsigned i = 0, j; i < n; i = j) {
 		struct czfs_minode *mi;
+		bool runs = false;
 		unsigned m = 0;
-		int err;
+		int err = 0;
 
-		for (j = i; j < n && refs[j].ino == refs[i].ino; j++)
-			idx[m++] = refs[j].idx;
+		for (j = i; j < n && refs[j].ino == refs[i].ino; j++) {
+			if (refs[j].idx == CZFS_COLD_RUNS)
+				runs = true;
+			else
+				idx[m++] = refs[j].idx;
+		}
 		if (czfs_mi_get(dm, refs[i].ino, false, &mi))
 			continue;		/* gone: nothing to do */
-		err = rewrite_batch(dm, mi, idx, m, false);
+		if (m)
+			err = rewrite_batch(dm, mi, idx, m, false);
+		if (!err && runs)
+			err = compact_runs(dm, mi);
 		czfs_mi_put(dm, mi);
 		if (err == -ENOSPC) {		/* later, when there is room */
 			for (unsigned k = i; k < j; k++)

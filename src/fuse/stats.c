@@ -60,6 +60,8 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "writeback.hot %llu\n", ld(&s->wb_hot));
 	put(o, "writeback.hot_written %llu\n", ld(&s->wb_hot_fresh));
 	put(o, "writeback.hot_kept %llu\n", ld(&s->wb_hot_kept));
+	put(o, "writeback.runs %llu\n", ld(&s->wb_runs));
+	put(o, "writeback.slices %llu\n", ld(&s->wb_slices));
 	put(o, "recompress.pending %llu\n",
 	    dm->cold ? (unsigned long long)czfs_cold_count(dm->cold) : 0ull);
 	put(o, "recompress.clusters %llu\n", ld(&s->recomp_clusters));

@@ -172,20 +172,6 @@ static int link_member(struct czfs_fs *fs, const struct czfs_cluster_info *store
 	return err;
 }
 
-/* A link failed part way: the PACK item counts those linked, or goes. */
-static void link_undo(struct czfs_fs *fs, struct czfs_pack_info *p,
-		      unsigned linked)
-{
-	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, p->blkaddr };
-	int err;
-
-	p->refs = linked;
-	err = linked ? czfs_pack_put(fs, p) : czfs_btree_delete(&fs->tree, &key);
-	if (err)
-		czfs_err("pack at block %llu: its count stays wrong: %s",
-			 (unsigned long long)p->blkaddr, strerror(-err));
-}
-
 int czfs_wbpack_link(struct czfs_daemon *dm, struct czfs_wbpack *pk)
 {
 	struct czfs_fs *fs = dm->fs;
@@ -205,7 +191,7 @@ int czfs_wbpack_link(struct czfs_daemon *dm, struct czfs_wbpack *pk)
 		linked += pk->m[i].done;
 	}
 	if (err && put)
-		link_undo(fs, &p, linked);
+		czfs_pack_settle(fs, &p, linked);
 	if (!linked)
 		czfs_smap_free(&fs->smap, p.blkaddr, p.nblocks);
 	atomic_fetch_add(&dm->items_version, 1);

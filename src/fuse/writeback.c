@@ -23,6 +23,7 @@
 #include "util.h"
 #include "wbblocks.h"
 #include "wbpack.h"
+#include "wbrun.h"
 #include "writeback.h"
 
 
@@ -78,9 +79,19 @@ int czfs_writeback_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 
 /* ---- writeback ------------------------------------------------------------ */
 
-/* Clusters one transaction of writeback takes at most: 4 MiB of 64 KiB
- * clusters, some tens of milliseconds of compression. */
-#define WB_BATCH	64
+/* Clusters one transaction of writeback takes at most: 4 MiB of data,
+ * some tens of milliseconds of compression, and at least 64 clusters (up
+ * to 256 of small ones, so that their runs are not cut short). */
+#define WB_BATCH_BYTES	(4u << 20)
+#define WB_BATCH_MIN	64u
+#define WB_BATCH_MAX	256u
+
+static unsigned wb_batch(const struct czfs_minode *mi)
+{
+	unsigned n = WB_BATCH_BYTES >> (CZFS_BLOCK_SHIFT + mi->ii.cluster_shift);
+
+	return MIN(MAX(n, WB_BATCH_MIN), WB_BATCH_MAX);
+}
 
 /* What writeback made of one dirty cluster. */
 struct wb_item {
@@ -92,6 +103,9 @@ struct wb_item {
 	struct czfs_wbblocks hot;	/* a BLOCKMAP's plan and entries */
 	uint64_t blk;			/* blocks written for it, to free if */
 	unsigned nblk;			/* it is not linked */
+	bool in_run;			/* its payload placed in a run */
+	unsigned run_no;		/* which (wbrun.h) */
+	uint32_t run_off, run_clen;	/* where in it, how long */
 	bool done;
 };
 
@@ -179,10 +193,26 @@ static int wb_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	return err;
 }
 
+/* A compressed cluster's payload into the batch's runs. */
+static int wb_place(struct czfs_daemon *dm, struct czfs_wbrun *run,
+		    const uint8_t *stored, struct wb_item *w)
+{
+	struct czfs_cluster_header_info h;
+	int err;
+
+	czfs_cluster_header_decode(stored, &h);
+	err = czfs_wbrun_place(dm, run, stored + sizeof(struct czfs_cluster_header),
+			       h.clen, &w->run_no, &w->run_off);
+	w->in_run = !err;
+	w->run_clen = h.clen;
+	return err;
+}
+
 /* Compress one cluster (rbuf -> cbuf through the window cache), write it
- * out of place; a hot one block by block. */
+ * out of place, or place it in the batch's run; a hot one block by
+ * block. */
 static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		     struct wb_item *w)
+		     struct czfs_wbrun *run, struct wb_item *w)
 {
 	unsigned rn = 1u << ii->cluster_shift, out_len;
 	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
@@ -223,6 +253,8 @@ static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	if (!err && w->ci.inline_len) {
 		memcpy(w->inl, w->ci.inline_data, w->ci.inline_len);
 		w->ci.inline_data = w->inl;
+	} else if (!err && w->ci.kind == CZFS_CLUSTER_COMPRESSED) {
+		err = wb_place(dm, run, cm.addr, w);	/* written with a run */
 	} else if (!err && w->ci.nblocks) {
 		err = czfs_room_alloc(dm, w->ci.nblocks, &blk);
 		if (!err) {
@@ -259,24 +291,43 @@ static bool first_does_not_compress(const struct czfs_inode_info *ii,
 	       !(ii->flags & (CZFS_INODE_COMPRESS | CZFS_INODE_NOCOMPRESS));
 }
 
-/* Point the file at the new clusters and store its inode. */
+/* Point the file at the new clusters (and the runs their slices are in)
+ * and store its inode. */
 static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
-		   struct wb_item *ws, unsigned n)
+		   struct wb_item *ws, unsigned n, struct czfs_wbrun *run)
 {
+	unsigned *linked = run->nruns ? calloc(run->nruns, sizeof(*linked)) : NULL;
 	struct czfs_fs *fs = dm->fs;
 	struct czfs_stored delta = { 0 };
-	int err;
+	unsigned put = 0, slices = 0;
+	int err = run->nruns && !linked ? -ENOMEM : 0;
 
 	pthread_rwlock_wrlock(&fs->lock);
-	err = czfs_fs_begin(fs);
+	if (!err)
+		err = czfs_fs_begin(fs);
+	for (; !err && put < run->nruns; put++)
+		err = czfs_pack_put(fs, &run->runs[put]);
 	for (unsigned i = 0; !err && i < n; i++) {
 		err = czfs_cluster_write(fs, mi->ino, ws[i].e->idx, &ws[i].ci,
 					 &delta);
 		ws[i].done = !err;
+		if (!err && ws[i].ci.kind == CZFS_CLUSTER_SLICE) {
+			linked[ws[i].run_no]++;
+			slices++;
+		}
 		if (!err && dm->cold && ws[i].ci.kind == CZFS_CLUSTER_BLOCKMAP)
 			czfs_cold_note(dm->cold, mi->ino, ws[i].e->idx,
 				       czfs_cold_now());
 	}
+	for (unsigned r = 0; err && r < run->nruns; r++) {
+		if (r < put && linked)	/* its item counts what links it */
+			czfs_pack_settle(fs, &run->runs[r], linked[r]);
+		if (!linked || !linked[r])
+			czfs_smap_free(&fs->smap, run->runs[r].blkaddr,
+				       run->runs[r].nblocks);
+	}
+	if (delta.underused && dm->cold)	/* its old runs: recompression */
+		czfs_cold_note(dm->cold, mi->ino, CZFS_COLD_RUNS, czfs_cold_now());
 	atomic_fetch_add(&dm->items_version, 1);
 	pthread_mutex_lock(&mi->lock);
 	czfs_inode_add_stored(&mi->ii, &delta);
@@ -289,6 +340,44 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 	pthread_mutex_unlock(&mi->lock);
 	pthread_rwlock_unlock(&fs->lock);
 	czfs_flushreq_freed(dm);
+	if (slices) {
+		atomic_fetch_add(&dm->st.wb_runs, run->nruns);
+		atomic_fetch_add(&dm->st.wb_slices, slices);
+	}
+	free(linked);
+	return err;
+}
+
+/*
+ * The batch is encoded: its last run is written, and its placed clusters
+ * become slices of their runs; one alone is stored as a COMPRESSED
+ * extent.
+ */
+static int wb_write_run(struct czfs_daemon *dm, struct czfs_wbrun *run,
+			struct wb_item *ws, unsigned n)
+{
+	bool alone;
+	int err = czfs_wbrun_finish(dm, run, &alone);
+
+	for (unsigned i = 0; !err && i < n; i++) {
+		struct wb_item *w = &ws[i];
+
+		if (!w->in_run)
+			continue;
+		if (!alone) {
+			struct czfs_cluster_info c = w->ci;
+
+			czfs_cluster_slice_make(&c, run->runs[w->run_no].blkaddr,
+						w->run_off, w->run_clen, &w->ci);
+			continue;
+		}
+		err = czfs_wbrun_write_alone(dm, run, w->run_off, w->run_clen,
+					     &w->ci);
+		if (!err) {
+			w->blk = w->ci.blkaddr;
+			w->nblk = w->ci.nblocks;
+		}
+	}
 	return err;
 }
 
@@ -338,19 +427,27 @@ static int encode_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 		       const struct czfs_inode_info *ii, struct wb_item *ws,
 		       unsigned n)
 {
+	struct czfs_wbrun run = { 0 };
 	int err = 0;
 
 	czfs_room_take_begin(dm);
-	for (unsigned i = 0; i < n && !err; i++)
-		err = wb_encode(dm, ii, &ws[i]);
+	for (unsigned i = 0; i < n && !err; i++) {
+		ws[i].in_run = false;
+		err = wb_encode(dm, ii, &run, &ws[i]);
+	}
 	if (!err)
-		err = wb_link(dm, mi, ws, n);
+		err = wb_write_run(dm, &run, ws, n);
+	if (!err)
+		err = wb_link(dm, mi, ws, n, &run);	/* frees what it can't */
+	else
+		czfs_wbrun_unwrite(dm, &run);		/* never linked */
 	for (unsigned i = 0; err && i < n; i++) {
 		if (!ws[i].done && ws[i].nblk)
 			czfs_smap_free(&dm->fs->smap, ws[i].blk, ws[i].nblk);
 		ws[i].nblk = 0;
 	}
 	czfs_room_take_end(dm);
+	czfs_wbrun_free(&run);
 	return err;
 }
 
@@ -553,7 +650,7 @@ int czfs_writeback_some(struct czfs_daemon *dm, struct czfs_minode *mi)
 	int err;
 
 	pthread_mutex_lock(&mi->wb_lock);
-	err = writeback_locked(dm, mi, WB_BATCH, &took);
+	err = writeback_locked(dm, mi, wb_batch(mi), &took);
 	pthread_mutex_unlock(&mi->wb_lock);
 	return err;
 }
@@ -577,7 +674,7 @@ int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi)
 	pthread_mutex_unlock(&mi->lock);
 	while (!err && left && took) {
 		pthread_mutex_lock(&mi->wb_lock);
-		err = writeback_locked(dm, mi, MIN(left, WB_BATCH), &took);
+		err = writeback_locked(dm, mi, MIN(left, wb_batch(mi)), &took);
 		pthread_mutex_unlock(&mi->wb_lock);
 		left -= took;
 	}

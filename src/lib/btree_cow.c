@@ -304,15 +304,24 @@ static unsigned build_seq(const void *leaf, unsigned slot, bool replace,
 
 /*
  * Cut seq (m items, the new one at j) into runs that each fit a leaf;
- * returns the number of runs, run r being [cut[r], cut[r + 1]).  Two runs
- * split near the middle by bytes when some cut works; otherwise the new
- * item goes alone between the others, which fit one leaf before.
+ * returns the number of runs, run r being [cut[r], cut[r + 1]).  A new
+ * item past the leaf's last (append: a file written in order, inodes
+ * made one after another) starts the new leaf alone, so that appends
+ * leave full leaves behind, not half-full ones, as btrfs splits; else two
+ * runs split near the middle by bytes when some cut works; otherwise the
+ * new item goes alone between the others, which fit one leaf before.
  */
 static unsigned plan_runs(const struct seq_item *seq, unsigned m, unsigned j,
-			  unsigned cut[4])
+			  bool append, unsigned cut[4])
 {
 	unsigned total = 0, prefix = 0, best = 0, best_diff = ~0u;
 
+	cut[0] = 0;
+	if (append && j == m - 1 && j > 0) {	/* the others fit one leaf */
+		cut[1] = j;
+		cut[2] = m;
+		return 2;
+	}
 	for (unsigned i = 0; i < m; i++)
 		total += CZFS_ITEM_HDR_SIZE + seq[i].size;
 	cut[0] = 0;
@@ -359,7 +368,7 @@ static int leaf_split(struct czfs_btree *t, struct czfs_btree_path *path,
 	int need;
 
 	m = build_seq(leaf->data, path->slots[0], replace, item, seq);
-	runs = plan_runs(seq, m, path->slots[0], cut);
+	runs = plan_runs(seq, m, path->slots[0], !replace, cut);
 	need = split_blocks(t, path, runs - 1);
 	if (need < 0)
 		return need;

@@ -20,6 +20,7 @@
 #define HDR_SIZE	((unsigned)sizeof(struct czfs_cluster_header))
 #define ITEM_SIZE	((unsigned)sizeof(struct czfs_cluster))
 #define PACKED_SIZE	(ITEM_SIZE + (unsigned)sizeof(struct czfs_cluster_packed))
+#define SLICE_SIZE	(ITEM_SIZE + (unsigned)sizeof(struct czfs_cluster_slice))
 
 static bool kind_is_extent(unsigned kind)
 {
@@ -29,7 +30,8 @@ static bool kind_is_extent(unsigned kind)
 static bool kind_is_compressed(unsigned kind)
 {
 	return kind == CZFS_CLUSTER_COMPRESSED ||
-	       kind == CZFS_CLUSTER_INLINE_COMPRESSED;
+	       kind == CZFS_CLUSTER_INLINE_COMPRESSED ||
+	       kind == CZFS_CLUSTER_SLICE;
 }
 
 static const char *kind_name(unsigned kind)
@@ -43,6 +45,7 @@ static const char *kind_name(unsigned kind)
 		[CZFS_CLUSTER_RESERVED] = "reserved",
 		[CZFS_CLUSTER_BLOCKMAP] = "block-mapped",
 		[CZFS_CLUSTER_PACKED] = "packed",
+		[CZFS_CLUSTER_SLICE] = "sliced",
 	};
 
 	return kind < ARRAY_SIZE(names) && names[kind] ? names[kind] : "unknown";
@@ -260,6 +263,68 @@ static int item_check_packed(const void *val, unsigned len,
 					max_blocks, &pack);
 }
 
+void czfs_cluster_slice_make(const struct czfs_cluster_info *c, uint64_t run,
+			     uint64_t off, uint32_t clen,
+			     struct czfs_cluster_info *ci)
+{
+	uint64_t first = run + (off >> CZFS_BLOCK_SHIFT);
+	unsigned in = (unsigned)(off & (CZFS_BLOCK_SIZE - 1));
+
+	*ci = (struct czfs_cluster_info){
+		.kind = CZFS_CLUSTER_SLICE,
+		.alg = c->alg,
+		.nblocks = DIV_ROUND_UP(in + clen, CZFS_BLOCK_SIZE),
+		.prealloc = c->prealloc,
+		.checksum = c->checksum,
+		.blkaddr = first,
+		.ulen = c->ulen,
+		.slice_off = in,
+		.slice_len = clen,
+		.run = run,
+	};
+}
+
+/* Its payload saved a block and lies in the blocks it names, in its run. */
+static int item_check_slice(const void *val, unsigned len,
+			    struct czfs_cluster_info *ci, uint64_t max_blocks)
+{
+	unsigned raw_blocks = DIV_ROUND_UP(ci->ulen, CZFS_BLOCK_SIZE);
+	struct czfs_cluster_slice ext;
+
+	if (len != SLICE_SIZE) {
+		czfs_err("cluster item: sliced item has %u bytes, expected %u",
+			 len, SLICE_SIZE);
+		return -EFSCORRUPTED;
+	}
+	memcpy(&ext, (const char *)val + ITEM_SIZE, sizeof(ext));
+	ci->slice_off = le32_to_cpu(ext.offset);
+	ci->slice_len = le32_to_cpu(ext.clen);
+	ci->run = le64_to_cpu(ext.run);
+	if (ci->slice_off >= CZFS_BLOCK_SIZE || ci->slice_len < 1 ||
+	    raw_blocks < 2 ||
+	    ci->slice_len > (raw_blocks - 1) * CZFS_BLOCK_SIZE - HDR_SIZE) {
+		czfs_err("cluster item: slice of %u bytes at %u for %u bytes of data",
+			 ci->slice_len, ci->slice_off, ci->ulen);
+		return -EFSCORRUPTED;
+	}
+	if (ci->nblocks != DIV_ROUND_UP(ci->slice_off + ci->slice_len,
+					CZFS_BLOCK_SIZE)) {
+		czfs_err("cluster item: slice of %u bytes at %u in %u blocks",
+			 ci->slice_len, ci->slice_off, ci->nblocks);
+		return -EFSCORRUPTED;
+	}
+	if (ci->run < CZFS_FIRST_DATA_BLKADDR || ci->blkaddr < ci->run ||
+	    ci->blkaddr - ci->run + ci->nblocks > CZFS_RUN_MAX_BLOCKS ||
+	    max_blocks < ci->nblocks || ci->blkaddr > max_blocks - ci->nblocks) {
+		czfs_err("cluster item: slice at blocks %llu+%u of the run at %llu, outside it or the image (%llu blocks)",
+			 (unsigned long long)ci->blkaddr, ci->nblocks,
+			 (unsigned long long)ci->run,
+			 (unsigned long long)max_blocks);
+		return -EFSCORRUPTED;
+	}
+	return 0;
+}
+
 int czfs_cluster_item_decode(const void *val, unsigned len,
 			     unsigned cluster_bytes, uint64_t max_blocks,
 			     struct czfs_cluster_info *ci)
@@ -274,7 +339,7 @@ int czfs_cluster_item_decode(const void *val, unsigned len,
 	}
 	cluster_bytes = MIN(cluster_bytes, CZFS_MAX_CLUSTER_SIZE);
 	item_unpack(val, len, ci, &raw);
-	if (ci->kind < CZFS_CLUSTER_RAW || ci->kind > CZFS_CLUSTER_PACKED) {
+	if (ci->kind < CZFS_CLUSTER_RAW || ci->kind > CZFS_CLUSTER_SLICE) {
 		czfs_err("cluster item: unknown kind %u", ci->kind);
 		return -EFSCORRUPTED;
 	}
@@ -296,6 +361,8 @@ int czfs_cluster_item_decode(const void *val, unsigned len,
 		return err;
 	if (ci->kind == CZFS_CLUSTER_PACKED)
 		return item_check_packed(val, len, ci, max_blocks);
+	if (ci->kind == CZFS_CLUSTER_SLICE)
+		return item_check_slice(val, len, ci, max_blocks);
 	if (ci->kind == CZFS_CLUSTER_BLOCKMAP)
 		return czfs_blockmap_item_check(val, len, max_blocks, ci);
 	if (kind_is_extent(ci->kind))
@@ -328,6 +395,15 @@ unsigned czfs_cluster_item_encode(const struct czfs_cluster_info *ci, void *val)
 		struct czfs_cluster_packed ext = {
 			.offset = cpu_to_le32(ci->pack_off),
 			.pack_ulen = cpu_to_le32(ci->pack_ulen),
+		};
+
+		memcpy((char *)val + ITEM_SIZE, &ext, sizeof(ext));
+		len += sizeof(ext);
+	} else if (ci->kind == CZFS_CLUSTER_SLICE) {
+		struct czfs_cluster_slice ext = {
+			.offset = cpu_to_le32(ci->slice_off),
+			.clen = cpu_to_le32(ci->slice_len),
+			.run = cpu_to_le64(ci->run),
 		};
 
 		memcpy((char *)val + ITEM_SIZE, &ext, sizeof(ext));
@@ -673,6 +749,28 @@ static int decode_packed(struct czfs_codec *codec,
 	return err;
 }
 
+/* The payload at slice_off of the blocks it touches; no header. */
+static int decode_slice(struct czfs_codec *codec,
+			const struct czfs_cluster_info *ci,
+			const unsigned char *stored, void *dst)
+{
+	int err = check_nblocks(ci);
+
+	if (!err && (ci->slice_off >= CZFS_BLOCK_SIZE || !ci->slice_len ||
+		     ci->slice_off + ci->slice_len >
+		     ci->nblocks * CZFS_BLOCK_SIZE)) {
+		cluster_err(ci, "slice of %u bytes at %u outside its %u blocks",
+			    ci->slice_len, ci->slice_off, ci->nblocks);
+		err = -EFSCORRUPTED;
+	}
+	if (!err)
+		err = verify_crc(ci, stored + ci->slice_off, ci->slice_len);
+	if (!err)
+		err = expand(codec, ci, stored + ci->slice_off, ci->slice_len,
+			     dst);
+	return err;
+}
+
 int czfs_cluster_decode(struct czfs_codec *codec,
 			const struct czfs_cluster_info *ci,
 			const void *stored, void *dst, unsigned dst_len)
@@ -703,6 +801,9 @@ int czfs_cluster_decode(struct czfs_codec *codec,
 		break;
 	case CZFS_CLUSTER_PACKED:
 		err = decode_packed(codec, ci, stored, dst, dst_len);
+		break;
+	case CZFS_CLUSTER_SLICE:
+		err = decode_slice(codec, ci, stored, dst);
 		break;
 	default:
 		cluster_err(ci, "unknown kind %u", ci->kind);

@@ -33,6 +33,10 @@ struct czfs_cluster_info {
 	/* PACKED: alg, nblocks, checksum, blkaddr are the pack's */
 	uint32_t pack_off;		/* of its ulen bytes in the pack */
 	uint32_t pack_ulen;		/* the decoded pack's bytes */
+	/* SLICE: blkaddr, nblocks are the blocks its payload touches */
+	uint32_t slice_off;		/* payload start in block blkaddr */
+	uint32_t slice_len;		/* payload bytes */
+	uint64_t run;			/* its run's first block */
 	/* BLOCKMAP being written: bit i set when entry i is a block written
 	 * now (else kept from the item it replaces); not stored */
 	uint64_t fresh;
@@ -50,6 +54,8 @@ static inline unsigned czfs_cluster_shared_bytes(const struct czfs_cluster_info 
 
 	if (ci->kind == CZFS_CLUSTER_BLOCKMAP)	/* entries, not data */
 		return 0;
+	if (ci->kind == CZFS_CLUSTER_SLICE)	/* its bytes of the run */
+		return ci->slice_len;
 	if (ci->kind != CZFS_CLUSTER_PACKED)
 		return ci->inline_len;
 	return ci->pack_ulen ? (unsigned)((ci->ulen * stored + ci->pack_ulen - 1) /
@@ -57,12 +63,28 @@ static inline unsigned czfs_cluster_shared_bytes(const struct czfs_cluster_info 
 }
 
 /* Kinds whose blocks are read from blkaddr (nblocks of them); a BLOCKMAP
- * cluster's blocks are its entries'. */
+ * cluster's blocks are its entries'.  A SLICE's first and last block may
+ * be its neighbours' too. */
 static inline bool czfs_cluster_has_extent(unsigned kind)
 {
 	return kind == CZFS_CLUSTER_RAW || kind == CZFS_CLUSTER_COMPRESSED ||
-	       kind == CZFS_CLUSTER_PACKED;
+	       kind == CZFS_CLUSTER_PACKED || kind == CZFS_CLUSTER_SLICE;
 }
+
+/* Kinds whose blocks belong to a PACK item, not to the file. */
+static inline bool czfs_cluster_is_shared(unsigned kind)
+{
+	return kind == CZFS_CLUSTER_PACKED || kind == CZFS_CLUSTER_SLICE;
+}
+
+/*
+ * The SLICE cluster of a compressed payload of clen bytes at byte off of
+ * the run starting at block run (alg, checksum, ulen, prealloc from c, a
+ * COMPRESSED cluster's info as czfs_cluster_encode gave it).
+ */
+void czfs_cluster_slice_make(const struct czfs_cluster_info *c, uint64_t run,
+			     uint64_t off, uint32_t clen,
+			     struct czfs_cluster_info *ci);
 
 /*
  * The pack a PACKED ci points into, as the RAW (alg 0) or COMPRESSED
@@ -91,7 +113,10 @@ void czfs_cluster_packed_make(const struct czfs_cluster_info *pack,
  * RESERVED item: its size, every field 0 but prealloc (1..cluster blocks);
  * a PACKED item: its size (24 + 16), the pack as a RAW or COMPRESSED item
  * of pack_ulen <= CZFS_PACK_MAX_ULEN bytes would be checked, and
- * offset + ulen <= pack_ulen; a BLOCKMAP item: czfs_blockmap_item_check.
+ * offset + ulen <= pack_ulen; a SLICE item: its size (24 + 16), alg,
+ * offset < 4096, a payload that saved a block, nblocks the blocks it
+ * touches, inside the image and inside CZFS_RUN_MAX_BLOCKS of run <=
+ * blkaddr; a BLOCKMAP item: czfs_blockmap_item_check.
  * Returns 0 or -EFSCORRUPTED.
  */
 int czfs_cluster_item_decode(const void *val, unsigned len,
@@ -161,7 +186,9 @@ void czfs_cluster_header_decode(const void *stored,
  * decoded length.  A PACKED cluster: stored is the pack's blocks; the whole
  * pack is checked and decoded (into dst when dst_len holds it, else into
  * a buffer of the calling thread, allocated at its first use) and the
- * cluster's range is moved to dst.  Returns 0, -EFSCORRUPTED, or -ENOMEM.
+ * cluster's range is moved to dst.  A SLICE: stored is the nblocks blocks
+ * it touches; its payload at slice_off is checked and decoded.  Returns
+ * 0, -EFSCORRUPTED, or -ENOMEM.
  */
 int czfs_cluster_decode(struct czfs_codec *codec,
 			const struct czfs_cluster_info *ci,

@@ -23,6 +23,9 @@ static int announce_alg(struct czfs_fs *fs, const struct czfs_cluster_info *ci)
 	if (ci->kind == CZFS_CLUSTER_PACKED)
 		return czfs_fs_add_features(fs, CZFS_FEATURE_INCOMPAT_PACKED |
 					    czfs_alg_feature(ci->alg));
+	if (ci->kind == CZFS_CLUSTER_SLICE)
+		return czfs_fs_add_features(fs, CZFS_FEATURE_INCOMPAT_SLICED |
+					    czfs_alg_feature(ci->alg));
 	if (ci->kind != CZFS_CLUSTER_COMPRESSED &&
 	    ci->kind != CZFS_CLUSTER_INLINE_COMPRESSED)
 		return 0;
@@ -164,12 +167,17 @@ static int cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 	if (n == -ENOENT && kept_entries(ci))
 		return -ESTALE;		/* nothing there to keep */
 	if (n >= 0) {
-		uint64_t pack = czfs_cluster_item_pack(old, (unsigned)n);
+		uint32_t bytes;
+		uint64_t pack = czfs_cluster_item_pack(old, (unsigned)n, &bytes);
 		uint64_t unused = 0;
 
 		err = free_replaced(fs, &key, old, (unsigned)n, ci, &freed);
-		if (!err && pack)	/* the file's range of a pack moves out */
-			err = czfs_pack_unref(fs, pack, &unused);
+		if (!err && pack)	/* its range of a pack or run moves out */
+			err = czfs_pack_unref(fs, pack, bytes, &unused);
+		if (err > 0) {
+			delta->underused++;
+			err = 0;
+		}
 		if (err)
 			return err;
 		delta->blocks -= freed.blocks;
@@ -187,7 +195,7 @@ static int cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 	}
 	if (ci->kind == CZFS_CLUSTER_HOLE)
 		return n >= 0 ? czfs_btree_delete(&fs->tree, &key) : 0;
-	if (ci->kind != CZFS_CLUSTER_PACKED)	/* the pack's, not the file's */
+	if (!czfs_cluster_is_shared(ci->kind))	/* the pack's, not the file's */
 		delta->blocks += ci->nblocks;
 	delta->inline_bytes += czfs_cluster_shared_bytes(ci);
 	if (ci->prealloc) {

@@ -154,6 +154,7 @@ int czfs_cluster_read(struct czfs_fs *fs, struct czfs_codec *codec,
 	case CZFS_CLUSTER_RAW:
 	case CZFS_CLUSTER_COMPRESSED:
 	case CZFS_CLUSTER_PACKED:
+	case CZFS_CLUSTER_SLICE:
 		err = czfs_bdev_read(fs->bdev, scratch,
 				     (size_t)ci->nblocks * CZFS_BLOCK_SIZE,
 				     ci->blkaddr * CZFS_BLOCK_SIZE);

@@ -38,6 +38,9 @@ struct czfs_stored {
 	int64_t blocks;
 	int64_t inline_bytes;
 	int64_t prealloc;
+	/* not the inode's: runs a replaced slice left less than half live
+	 * (czfs_run_underused), for recompression to move their slices */
+	unsigned underused;
 };
 
 /* Apply d to ii's counters, neither going below zero. */

@@ -66,8 +66,8 @@ int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
 					       fs->cp.max_blocks, &ci);
 		if (ret)
 			return ret;
-		/* a pack's blocks are its PACK item's: czfs_pack_unref */
-		if (ci.kind != CZFS_CLUSTER_PACKED)
+		/* a pack's or run's blocks are its PACK item's: czfs_pack_unref */
+		if (!czfs_cluster_is_shared(ci.kind))
 			czfs_cluster_free_blocks(fs, &ci, NULL, freed);
 		freed->inline_bytes += czfs_cluster_shared_bytes(&ci);
 		czfs_smap_prealloc_add(&fs->smap, -(int64_t)ci.prealloc);
@@ -92,7 +92,8 @@ int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
 struct collect_keys {
 	struct czfs_fs *fs;
 	struct czfs_key keys[DESTROY_BATCH];
-	uint64_t packs[DESTROY_BATCH];	/* of PACKED clusters, or 0 */
+	uint64_t packs[DESTROY_BATCH];	/* of PACKED or SLICE clusters, or 0 */
+	uint32_t bytes[DESTROY_BATCH];	/* a slice's payload bytes */
 	unsigned n;
 	struct czfs_stored freed;
 	int err;
@@ -107,7 +108,7 @@ static int collect_key(void *arg, const struct czfs_key *key, const void *val,
 	if (c->err)
 		return c->err;
 	c->packs[c->n] = key->type == CZFS_ITEM_CLUSTER ?
-			 czfs_cluster_item_pack(val, size) : 0;
+			 czfs_cluster_item_pack(val, size, &c->bytes[c->n]) : 0;
 	c->keys[c->n++] = *key;
 	return c->n == DESTROY_BATCH;
 }
@@ -131,8 +132,9 @@ int czfs_items_delete(struct czfs_fs *fs, const struct czfs_key *first,
 			ret = czfs_btree_delete(&fs->tree, &c->keys[i]);
 		/* not while iterating: a pack's item is in the same tree */
 		for (unsigned i = 0; ret >= 0 && i < c->n; i++)
-			if (c->packs[i])
-				ret = czfs_pack_unref(fs, c->packs[i], &unused);
+			if (c->packs[i])	/* an underused run: as it is */
+				ret = MIN(czfs_pack_unref(fs, c->packs[i],
+							  c->bytes[i], &unused), 0);
 	} while (ret >= 0 && c->n == DESTROY_BATCH);
 	freed->blocks += c->freed.blocks;
 	freed->inline_bytes += c->freed.inline_bytes;

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include "bdev.h"
@@ -56,11 +57,29 @@ static uint64_t request_end(uint64_t start, const struct czfs_iobatch_opts *o)
 	return start + o->max_request;
 }
 
+/* The page an earlier segment reads block blk into, or NULL. */
+static void *read_into(const struct czfs_io_seg *segs, unsigned s, uint64_t blk)
+{
+	while (s--)
+		if (blk >= segs[s].blkaddr &&
+		    blk < segs[s].blkaddr + segs[s].nblocks)
+			return segs[s].pages[blk - segs[s].blkaddr];
+	return NULL;
+}
+
+/* A block two segments share (the boundary of two slices of a run). */
+struct dup {
+	void *dst;
+	const void *src;
+};
+
 int czfs_io_read(struct czfs_bdev *b, const struct czfs_io_seg *segs,
 		 unsigned n, const struct czfs_iobatch_opts *o)
 {
 	struct request *rq = malloc(sizeof(*rq));
 	uint64_t next = UINT64_MAX, end = 0;	/* run continues at next */
+	struct dup *dups = NULL;
+	unsigned ndups = 0, cap = 0;
 	int err = 0;
 
 	if (!rq)
@@ -71,6 +90,27 @@ int czfs_io_read(struct czfs_bdev *b, const struct czfs_io_seg *segs,
 		for (unsigned i = 0; i < segs[s].nblocks && !err; i++) {
 			uint64_t pos = (segs[s].blkaddr + i) * CZFS_BLOCK_SIZE;
 
+			if (next != UINT64_MAX && pos < next) {	/* read already */
+				void *src = read_into(segs, s, segs[s].blkaddr + i);
+
+				if (ndups == cap) {
+					struct dup *d;
+
+					cap = cap ? 2 * cap : 16;
+					d = realloc(dups, cap * sizeof(*d));
+					if (!d) {
+						err = -ENOMEM;
+						break;
+					}
+					dups = d;
+				}
+				if (!src) {
+					err = -EINVAL;
+					break;
+				}
+				dups[ndups++] = (struct dup){ segs[s].pages[i], src };
+				continue;
+			}
 			if (pos != next || pos == end)
 				err = flush_request(b, rq, o);
 			if (!rq->cnt) {
@@ -83,6 +123,9 @@ int czfs_io_read(struct czfs_bdev *b, const struct czfs_io_seg *segs,
 	}
 	if (!err)
 		err = flush_request(b, rq, o);
+	for (unsigned i = 0; !err && i < ndups; i++)
+		memcpy(dups[i].dst, dups[i].src, CZFS_BLOCK_SIZE);
+	free(dups);
 	free(rq);
 	return err;
 }

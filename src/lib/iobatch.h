@@ -40,9 +40,10 @@ struct czfs_io_seg {
 };
 
 /*
- * Read segs[0..n), sorted by blkaddr and not overlapping, one readv per
- * request.  Destination pages that follow each other in memory share an
- * iovec.  Returns 0 or the first error.
+ * Read segs[0..n), sorted by blkaddr, one readv per request.  A block an
+ * earlier segment also names (slices of a run share their boundary
+ * blocks) is read once and copied.  Destination pages that follow each
+ * other in memory share an iovec.  Returns 0 or the first error.
  */
 int czfs_io_read(struct czfs_bdev *b, const struct czfs_io_seg *segs,
 		 unsigned n, const struct czfs_iobatch_opts *o);

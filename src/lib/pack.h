@@ -23,14 +23,23 @@ struct czfs_pack_info {
 	uint32_t refs;			/* PACKED items pointing at it */
 	unsigned alg;
 	unsigned nblocks;
-	uint32_t ulen;
+	uint32_t ulen;			/* a run's: bytes its slices use */
 	uint32_t checksum;
+	bool run;			/* CZFS_PACK_RUN: of SLICE clusters */
+	uint32_t live;			/* a run's: payload bytes still in it */
 };
+
+/* A run less than half live: recompression moves its slices out. */
+static inline bool czfs_run_underused(const struct czfs_pack_info *p)
+{
+	return p->run && (uint64_t)p->live * 2 < p->ulen;
+}
 
 /*
  * Decode the PACK item at blkaddr (len bytes of val).  Checks its size,
  * refs >= 1, alg <= CZFS_ALG_MAX, nblocks 1..64 inside max_blocks from
- * CZFS_FIRST_DATA_BLKADDR, ulen 1..CZFS_PACK_MAX_ULEN, reserved fields.
+ * CZFS_FIRST_DATA_BLKADDR, ulen 1..CZFS_PACK_MAX_ULEN, reserved fields; a
+ * run: alg 0, nblocks 1..255 = the blocks ulen takes, live 1..ulen.
  * Returns 0 or -EFSCORRUPTED with a log line.
  */
 int czfs_pack_item_decode(uint64_t blkaddr, const void *val, unsigned len,
@@ -43,17 +52,20 @@ unsigned czfs_pack_item_encode(const struct czfs_pack_info *p, void *val);
 void czfs_pack_of_cluster(const struct czfs_cluster_info *ci,
 			  struct czfs_pack_info *p);
 
-/* Whether a PACKED cluster's description of its pack agrees with p. */
+/* Whether a PACKED cluster's description of its pack agrees with p; a
+ * SLICE's: p is its run and holds its payload. */
 bool czfs_pack_matches(const struct czfs_pack_info *p,
 		       const struct czfs_cluster_info *ci);
 
 /*
- * Drop one reference of the pack at blkaddr (inside a transaction,
- * fs->lock held exclusive): the last one deletes the PACK item and frees
- * its blocks, adding them to *freed_blocks.  Returns 0, -EFSCORRUPTED when
- * there is no such pack (logged), or -errno of the tree.
+ * Drop one reference of the pack or run at blkaddr (inside a transaction,
+ * fs->lock held exclusive), a run's live bytes by bytes (the slice's
+ * payload): the last one deletes the PACK item and frees its blocks,
+ * adding them to *freed_blocks.  Returns 0, 1 when a run is left less
+ * than half live (czfs_run_underused), -EFSCORRUPTED when there is no
+ * such pack (logged), or -errno of the tree.
  */
-int czfs_pack_unref(struct czfs_fs *fs, uint64_t blkaddr,
+int czfs_pack_unref(struct czfs_fs *fs, uint64_t blkaddr, uint32_t bytes,
 		    uint64_t *freed_blocks);
 
 /*
@@ -84,7 +96,17 @@ void czfs_pack_of_stored(const struct czfs_cluster_info *stored,
  */
 int czfs_pack_put(struct czfs_fs *fs, const struct czfs_pack_info *p);
 
-/* The pack a CLUSTER item value points into, or 0 (not PACKED, damaged). */
-uint64_t czfs_cluster_item_pack(const void *val, unsigned len);
+/*
+ * A link of p's clusters failed part way (inside the transaction that put
+ * p): its item counts the linked ones, or goes when there is none (its
+ * blocks are the caller's to free then).  0 or -errno, logged.
+ */
+int czfs_pack_settle(struct czfs_fs *fs, struct czfs_pack_info *p,
+		     unsigned linked);
+
+/* The pack or run a CLUSTER item value points into, or 0 (not PACKED
+ * nor SLICE, damaged); *bytes: a slice's payload bytes, else 0. */
+uint64_t czfs_cluster_item_pack(const void *val, unsigned len,
+				uint32_t *bytes);
 
 #endif /* CZFS_PACK_H */

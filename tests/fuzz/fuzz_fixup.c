@@ -83,6 +83,16 @@ static void fix_cluster(struct img *im, uint8_t *val, unsigned len)
 		}
 		return;
 	}
+	if (c.kind == CZFS_CLUSTER_SLICE && len >= sizeof(c) + 16 &&
+	    c.nblocks && extent_ok(im, a, c.nblocks)) {	/* payload at offset */
+		uint32_t off = MIN(get32(val + sizeof(c)), (uint32_t)BLK - 1);
+		uint32_t clen = MIN(get32(val + sizeof(c) + 4),
+				    (uint32_t)(c.nblocks * BLK - off));
+
+		crc = czfs_crc32c(0, im->p + a * BLK + off, clen);
+		put32(val + offsetof(struct czfs_cluster, checksum), crc);
+		return;
+	}
 	if (c.kind == CZFS_CLUSTER_PACKED)	/* its pack: a raw or compressed extent */
 		c.kind = c.alg ? CZFS_CLUSTER_COMPRESSED : CZFS_CLUSTER_RAW;
 	if (c.kind == CZFS_CLUSTER_INLINE || c.kind == CZFS_CLUSTER_INLINE_COMPRESSED) {

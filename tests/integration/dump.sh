@@ -55,17 +55,25 @@ want=$(( (size + 65535) / 65536 ))
 "$DUMP" "$T/img" text >"$T/text" || fail "dump text exit $?"
 grep -q "type: regular file" "$T/text" || fail "no type"
 grep -q "size: $size" "$T/text" || fail "no size"
-[ "$(grep -c "kind compressed" "$T/text")" -ge $((want - 1)) ] || fail "text is not compressed"
+[ "$(grep -c "kind sliced" "$T/text")" -ge $((want - 1)) ] || fail "text is not compressed in slices"
 grep -q "total: $want" "$T/text" || fail "cluster count is not $want"
 "$DUMP" -j "$T/img" text >"$T/text.json" || fail "dump -j text exit $?"
 python3 -m json.tool "$T/text.json" >/dev/null || fail "not JSON"
 [ "$(json "$T/text.json" 'len(d["clusters"])')" = "$want" ] || fail "cluster rows"
-[ "$(json "$T/text.json" 'set(c["kind"] for c in d["clusters"]) <= {"compressed", "raw", "inline-compressed"}')" = True ] ||
+[ "$(json "$T/text.json" 'set(c["kind"] for c in d["clusters"]) <= {"sliced", "raw", "inline-compressed", "packed"}')" = True ] ||
 	fail "kinds"
-[ "$(json "$T/text.json" 'sum(c["blocks"] for c in d["clusters"]) == d["inode"]["blocks"]')" = True ] ||
+# a slice's blocks are its run's: the inode counts its payload bytes
+[ "$(json "$T/text.json" 'sum(c["blocks"] for c in d["clusters"] if c["kind"] not in ("sliced", "packed")) == d["inode"]["blocks"]')" = True ] ||
 	fail "cluster blocks differ from the inode's blocks"
+[ "$(json "$T/text.json" 'sum(c["stored"] for c in d["clusters"] if c["kind"] == "sliced") <= d["inode"]["inline_bytes"]')" = True ] ||
+	fail "slices' bytes are not in the inode's inline_bytes"
+# slices lie back to back: each starts where the one before ended
+[ "$(json "$T/text.json" 'all(b["offset"] == a["offset"] + a["stored"] for a, b in zip(d["clusters"], d["clusters"][1:]) if a["kind"] == b["kind"] == "sliced" and a["run"] == b["run"])')" = True ] ||
+	fail "slices are not back to back"
+[ "$(json "$T/all.json" '(lambda r: r["count"] >= 1 and r["live_bytes"] == r["bytes"] == r["slice_bytes"] and r["blocks_saved"] > 0)(d["statistics"]["runs"])')" = True ] ||
+	fail "runs statistics"
 [ "$(json "$T/text.json" 'sum(c["ulen"] for c in d["clusters"])')" = "$size" ] || fail "ulen sum"
-[ "$(json "$T/text.json" 'all(c["ratio"] > 1 for c in d["clusters"] if c["kind"] == "compressed")')" = True ] ||
+[ "$(json "$T/text.json" 'all(c["ratio"] > 1 for c in d["clusters"] if c["kind"] == "sliced")')" = True ] ||
 	fail "ratios"
 ino=$(json "$T/text.json" 'd["inode"]["ino"]')
 "$DUMP" -j "$T/img" "$ino" | cmp - "$T/text.json" || fail "by inode number differs from by path"

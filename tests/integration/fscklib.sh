@@ -27,3 +27,13 @@ expect_fsck() {
 	[ "$st" -eq "$rc" ] || fail "fsck $* exit $st, expected $rc: $out"
 	grep -qi -- "$pat" <<<"$out" || fail "fsck $*: '$out' lacks '$pat'"
 }
+
+# flip IMAGE OFFSET: invert the byte at OFFSET
+flip() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+p, off = sys.argv[1], int(sys.argv[2])
+with open(p, 'r+b') as f:
+    f.seek(off); b = f.read(1); f.seek(off); f.write(bytes([b[0] ^ 0xff]))
+PY
+}

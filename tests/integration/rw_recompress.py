@@ -4,7 +4,8 @@
 rw_recompress.py FILE MODEL SEED OPS [SECONDS]: FILE (already written) is
 rewritten in place by OPS writes (or, with SECONDS, as many as fit in that
 time) of whole 4 KiB blocks and of unaligned spans up to 12 KiB, of text
-that compresses, fsync'd every 64 and at the end; MODEL holds the file's
+that compresses as the file did (spans of the file as it was, from
+elsewhere in it), fsync'd every 64 and at the end; MODEL holds the file's
 bytes before and gets what FILE must hold after.  Exits 1 when a read-back
 of the whole file differs from the model.  With SECONDS it pauses 10 ms
 every 64 writes, so that clusters it left a second ago go cold while it
@@ -20,6 +21,7 @@ path, model, seed, ops = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.arg
 until = time.monotonic() + float(sys.argv[5]) if len(sys.argv) > 5 else None
 rnd = random.Random(seed)
 ref = bytearray(open(model, 'rb').read())
+orig = bytes(ref)
 fd = os.open(path, os.O_RDWR)
 k = 0
 while (k < ops) if until is None else (time.monotonic() < until):
@@ -29,8 +31,8 @@ while (k < ops) if until is None else (time.monotonic() < until):
     else:
         n = rnd.randrange(1, 12288)
         off = rnd.randrange(len(ref) - n)
-    line = b'rewrite %d of seed %d at %d: the same words again and again\n' % (k, seed, off)
-    data = (line * (n // len(line) + 1))[:n]
+    src = rnd.randrange(len(orig) - n)
+    data = bytes(orig[src:src + n])
     if os.pwrite(fd, data, off) != n:
         sys.exit('short write')
     ref[off:off + n] = data

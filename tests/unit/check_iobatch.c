@@ -118,6 +118,32 @@ START_TEST(gaps_split_runs)
 }
 END_TEST
 
+/* Slices of a run share their boundary blocks: each is read once. */
+START_TEST(shared_boundary_blocks_are_read_once)
+{
+	struct czfs_iobatch_opts o = { 1024 * K, true };
+	void *a[3], *b[1], *c[4];
+	struct czfs_io_seg segs[] = {
+		{ 50, 3, a },		/* 50..52 */
+		{ 52, 1, b },		/* inside 52, the block a ends in */
+		{ 52, 4, c },		/* 52..55: starts where a ends */
+	};
+
+	for (unsigned i = 0; i < 3; i++)
+		a[i] = mem + (size_t)i * 4096;
+	b[0] = mem + 3 * 4096;
+	for (unsigned i = 0; i < 4; i++)
+		c[i] = mem + (size_t)(4 + i) * 4096;
+	ck_assert_int_eq(czfs_io_read(dev, segs, 3, &o), 0);
+	expect_log("200:24");		/* blocks 50..55 once */
+	for (unsigned i = 0; i < 3; i++)
+		ck_assert_uint_eq(*(uint32_t *)a[i], (50 + i) * 4096);
+	ck_assert_uint_eq(*(uint32_t *)b[0], 52 * 4096);
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_uint_eq(*(uint32_t *)c[i], (52 + i) * 4096);
+}
+END_TEST
+
 START_TEST(contiguous_destinations_share_an_iovec)
 {
 	struct czfs_iobatch_opts o = { 4096 * K, true };
@@ -175,6 +201,7 @@ int main(void)
 	tcase_add_test(tc, unaligned_run_cuts_from_its_start);
 	tcase_add_test(tc, a_stream_of_aligned_batches_has_no_small_requests);
 	tcase_add_test(tc, gaps_split_runs);
+	tcase_add_test(tc, shared_boundary_blocks_are_read_once);
 	tcase_add_test(tc, contiguous_destinations_share_an_iovec);
 	tcase_add_test(tc, direct_io_alignment_and_errors);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+/* Runs of slices at writeback (wbrun.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdev.h"
+#include "daemon.h"
+#include "fs.h"
+#include "room.h"
+#include "util.h"
+#include "wbrun.h"
+
+#define RUN_BYTES	(CZFS_RUN_MAX_BLOCKS * CZFS_BLOCK_SIZE)
+#define HDR_SIZE	((unsigned)sizeof(struct czfs_cluster_header))
+
+/* Write len bytes of buf (zero-padded to nblocks) at new blocks. */
+static int write_new(struct czfs_daemon *dm, uint8_t *buf, uint32_t len,
+		     unsigned nblocks, uint64_t *blk)
+{
+	int err;
+
+	memset(buf + len, 0, (size_t)nblocks * CZFS_BLOCK_SIZE - len);
+	err = czfs_room_alloc(dm, nblocks, blk);
+	if (err)
+		return err;
+	err = czfs_bdev_write(dm->fs->bdev, buf, (size_t)nblocks * CZFS_BLOCK_SIZE,
+			      *blk * CZFS_BLOCK_SIZE);
+	if (err)
+		czfs_smap_free(&dm->fs->smap, *blk, nblocks);
+	return err;
+}
+
+/* Write the open run; its PACK item joins the written ones. */
+static int write_open(struct czfs_daemon *dm, struct czfs_wbrun *r)
+{
+	unsigned nblocks = DIV_ROUND_UP(r->used, CZFS_BLOCK_SIZE);
+	uint64_t blk;
+	int err;
+
+	if (r->nruns == r->cap) {
+		unsigned cap = r->cap ? 2 * r->cap : 4;
+		struct czfs_pack_info *v = realloc(r->runs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->runs = v;
+		r->cap = cap;
+	}
+	err = write_new(dm, r->buf, r->used, nblocks, &blk);
+	if (err)
+		return err;
+	r->runs[r->nruns++] = (struct czfs_pack_info){ .blkaddr = blk,
+		.refs = r->n, .nblocks = nblocks, .ulen = r->used,
+		.run = true, .live = r->used };
+	r->used = 0;
+	r->n = 0;
+	return 0;
+}
+
+int czfs_wbrun_place(struct czfs_daemon *dm, struct czfs_wbrun *r,
+		     const void *payload, uint32_t clen, unsigned *run,
+		     uint32_t *off)
+{
+	int err;
+
+	if (!r->buf && !(r->buf = malloc(RUN_BYTES)))
+		return -ENOMEM;
+	if (clen > RUN_BYTES - r->used) {
+		err = write_open(dm, r);
+		if (err)
+			return err;
+	}
+	memcpy(r->buf + r->used, payload, clen);
+	*run = r->nruns;
+	*off = r->used;
+	r->used += clen;
+	r->n++;
+	return 0;
+}
+
+int czfs_wbrun_finish(struct czfs_daemon *dm, struct czfs_wbrun *r,
+		      bool *alone)
+{
+	*alone = r->n == 1 && !r->nruns;
+	return r->n && !*alone ? write_open(dm, r) : 0;
+}
+
+int czfs_wbrun_write_alone(struct czfs_daemon *dm, const struct czfs_wbrun *r,
+			   uint32_t off, uint32_t clen,
+			   struct czfs_cluster_info *ci)
+{
+	struct czfs_cluster_header hdr = {
+		.magic = cpu_to_le32(CZFS_CLUSTER_MAGIC),
+		.clen = cpu_to_le32(clen),
+		.ulen = cpu_to_le32(ci->ulen),
+		.checksum = cpu_to_le32(ci->checksum),
+	};
+	uint8_t *buf = malloc((size_t)ci->nblocks * CZFS_BLOCK_SIZE);
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, &hdr, HDR_SIZE);
+	memcpy(buf + HDR_SIZE, r->buf + off, clen);
+	err = write_new(dm, buf, HDR_SIZE + clen, ci->nblocks, &ci->blkaddr);
+	free(buf);
+	return err;
+}
+
+void czfs_wbrun_unwrite(struct czfs_daemon *dm, struct czfs_wbrun *r)
+{
+	for (unsigned i = 0; i < r->nruns; i++)
+		czfs_smap_free(&dm->fs->smap, r->runs[i].blkaddr,
+			       r->runs[i].nblocks);
+	r->nruns = 0;
+}
+
+void czfs_wbrun_free(struct czfs_wbrun *r)
+{
+	free(r->buf);
+	free(r->runs);
+	memset(r, 0, sizeof(*r));
+}
