@@ -18,6 +18,7 @@ static void thread_free(void *arg)
 	czfs_codec_free(t->codec);
 	free(t->scratch);
 	free(t->load);
+	free(t->run);
 	free(t);
 }
 

@@ -5,12 +5,15 @@
 
 struct czfs_codec;
 
-/* Per-thread scratch: one codec, one buffer for stored blocks, and the
- * loader's claims (load.c: too big to allocate at every read). */
+/* Per-thread scratch: one codec, one buffer for stored blocks, the
+ * loader's claims (load.c) and writeback's run buffer (wbrun.c): too big
+ * to allocate at every read or writeback batch. */
 struct czfs_thread {
 	struct czfs_codec *codec;
 	void *scratch;			/* CZFS_MAX_CLUSTER_SIZE, aligned */
 	void *load;			/* load.c's, made at its first use */
+	void *run;			/* wbrun.c's open run, made at its first
+					 * use (a batch's, reused by the next) */
 };
 
 /* The calling thread's scratch state, created on first use (NULL: ENOMEM). */

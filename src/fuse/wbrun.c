@@ -10,6 +10,7 @@
 #include "daemon.h"
 #include "fs.h"
 #include "room.h"
+#include "thread.h"
 #include "util.h"
 #include "wbrun.h"
 
@@ -66,8 +67,13 @@ int czfs_wbrun_place(struct czfs_daemon *dm, struct czfs_wbrun *r,
 {
 	int err;
 
-	if (!r->buf && !(r->buf = malloc(RUN_BYTES)))
-		return -ENOMEM;
+	if (!r->buf) {		/* the thread's: a fresh 1 MiB costs faults */
+		struct czfs_thread *t = czfs_fuse_thread();
+
+		if (!t || (!t->run && !(t->run = malloc(RUN_BYTES))))
+			return -ENOMEM;
+		r->buf = t->run;
+	}
 	if (clen > RUN_BYTES - r->used) {
 		err = write_open(dm, r);
 		if (err)
@@ -120,7 +126,6 @@ void czfs_wbrun_unwrite(struct czfs_daemon *dm, struct czfs_wbrun *r)
 
 void czfs_wbrun_free(struct czfs_wbrun *r)
 {
-	free(r->buf);
-	free(r->runs);
+	free(r->runs);		/* the buffer is the thread's */
 	memset(r, 0, sizeof(*r));
 }

@@ -21,7 +21,8 @@
 struct czfs_daemon;
 
 struct czfs_wbrun {
-	uint8_t *buf;			/* the open run: CZFS_RUN_MAX_BLOCKS */
+	uint8_t *buf;			/* the open run: CZFS_RUN_MAX_BLOCKS, the
+					 * calling thread's (thread.h) */
 	uint32_t used;			/* payload bytes placed in it */
 	unsigned n;			/* slices placed in it */
 	struct czfs_pack_info *runs;	/* written: their PACK items */
@@ -55,7 +56,8 @@ int czfs_wbrun_write_alone(struct czfs_daemon *dm, const struct czfs_wbrun *r,
 			   uint32_t off, uint32_t clen,
 			   struct czfs_cluster_info *ci);
 
-/* Free the written runs' blocks (none was linked), then everything. */
+/* Free the written runs' blocks (none was linked); forget the batch (the
+ * buffer stays the thread's). */
 void czfs_wbrun_unwrite(struct czfs_daemon *dm, struct czfs_wbrun *r);
 void czfs_wbrun_free(struct czfs_wbrun *r);
 
