@@ -237,37 +237,48 @@ static bool run_underused(struct czfs_daemon *dm, uint64_t blkaddr)
  * run is freed with its last slice.  (Slices of other files that share
  * such a run keep it until they move too.)
  */
+#define COMPACT_WALK	64	/* clusters looked up in one walk */
+
 static int compact_runs(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
+	struct czfs_cluster_info *ci = malloc(COMPACT_WALK * sizeof(*ci));
+	uint8_t *inl = malloc((size_t)COMPACT_WALK * CZFS_INLINE_MAX);
 	uint64_t idx[RECOMP_BATCH], end, run = 0;
-	uint8_t inl[CZFS_INLINE_MAX];
 	struct czfs_inode_info ii;
 	bool under = false;
 	unsigned n = 0;
-	int err = 0;
+	int err = ci && inl ? 0 : -ENOMEM;
 
 	czfs_mi_attr(mi, &ii);
 	end = DIV_ROUND_UP(ii.size, czfs_inode_cluster_bytes(&ii));
-	for (uint64_t i = 0; !err && i < end; i++) {
-		struct czfs_cluster_info ci;
+	for (uint64_t first = 0; !err && first < end; first += COMPACT_WALK) {
+		unsigned w = (unsigned)MIN(end - first, COMPACT_WALK);
+		bool found;	/* a damaged item: the window is skipped */
 
-		if (lookup(dm, mi, i, &ii, &ci, inl) ||
-		    ci.kind != CZFS_CLUSTER_SLICE)
-			continue;
-		if (ci.run != run) {	/* a file's slices come run by run */
-			run = ci.run;
-			under = run_underused(dm, run);
-		}
-		if (!under)
-			continue;
-		idx[n++] = i;
-		if (n == RECOMP_BATCH) {
-			err = rewrite_batch(dm, mi, idx, n, true);
-			n = 0;
+		czfs_mi_attr(mi, &ii);
+		pthread_rwlock_rdlock(&dm->fs->lock);
+		found = !czfs_cluster_lookup(dm->fs, &ii, first, w, ci, inl);
+		pthread_rwlock_unlock(&dm->fs->lock);
+		for (unsigned k = 0; found && !err && k < w; k++) {
+			if (ci[k].kind != CZFS_CLUSTER_SLICE)
+				continue;
+			if (ci[k].run != run) {	/* slices come run by run */
+				run = ci[k].run;
+				under = run_underused(dm, run);
+			}
+			if (!under)
+				continue;
+			idx[n++] = first + k;
+			if (n == RECOMP_BATCH) {
+				err = rewrite_batch(dm, mi, idx, n, true);
+				n = 0;
+			}
 		}
 	}
 	if (!err && n)
 		err = rewrite_batch(dm, mi, idx, n, true);
+	free(ci);
+	free(inl);
 	return err;
 }
 

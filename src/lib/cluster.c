@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "cluster_int.h"
 #include "compress.h"
 #include "crc32c.h"
 #include "log.h"
@@ -20,7 +21,6 @@
 #define HDR_SIZE	((unsigned)sizeof(struct czfs_cluster_header))
 #define ITEM_SIZE	((unsigned)sizeof(struct czfs_cluster))
 #define PACKED_SIZE	(ITEM_SIZE + (unsigned)sizeof(struct czfs_cluster_packed))
-#define SLICE_SIZE	(ITEM_SIZE + (unsigned)sizeof(struct czfs_cluster_slice))
 
 static bool kind_is_extent(unsigned kind)
 {
@@ -263,68 +263,6 @@ static int item_check_packed(const void *val, unsigned len,
 					max_blocks, &pack);
 }
 
-void czfs_cluster_slice_make(const struct czfs_cluster_info *c, uint64_t run,
-			     uint64_t off, uint32_t clen,
-			     struct czfs_cluster_info *ci)
-{
-	uint64_t first = run + (off >> CZFS_BLOCK_SHIFT);
-	unsigned in = (unsigned)(off & (CZFS_BLOCK_SIZE - 1));
-
-	*ci = (struct czfs_cluster_info){
-		.kind = CZFS_CLUSTER_SLICE,
-		.alg = c->alg,
-		.nblocks = DIV_ROUND_UP(in + clen, CZFS_BLOCK_SIZE),
-		.prealloc = c->prealloc,
-		.checksum = c->checksum,
-		.blkaddr = first,
-		.ulen = c->ulen,
-		.slice_off = in,
-		.slice_len = clen,
-		.run = run,
-	};
-}
-
-/* Its payload saved a block and lies in the blocks it names, in its run. */
-static int item_check_slice(const void *val, unsigned len,
-			    struct czfs_cluster_info *ci, uint64_t max_blocks)
-{
-	unsigned raw_blocks = DIV_ROUND_UP(ci->ulen, CZFS_BLOCK_SIZE);
-	struct czfs_cluster_slice ext;
-
-	if (len != SLICE_SIZE) {
-		czfs_err("cluster item: sliced item has %u bytes, expected %u",
-			 len, SLICE_SIZE);
-		return -EFSCORRUPTED;
-	}
-	memcpy(&ext, (const char *)val + ITEM_SIZE, sizeof(ext));
-	ci->slice_off = le32_to_cpu(ext.offset);
-	ci->slice_len = le32_to_cpu(ext.clen);
-	ci->run = le64_to_cpu(ext.run);
-	if (ci->slice_off >= CZFS_BLOCK_SIZE || ci->slice_len < 1 ||
-	    raw_blocks < 2 ||
-	    ci->slice_len > (raw_blocks - 1) * CZFS_BLOCK_SIZE - HDR_SIZE) {
-		czfs_err("cluster item: slice of %u bytes at %u for %u bytes of data",
-			 ci->slice_len, ci->slice_off, ci->ulen);
-		return -EFSCORRUPTED;
-	}
-	if (ci->nblocks != DIV_ROUND_UP(ci->slice_off + ci->slice_len,
-					CZFS_BLOCK_SIZE)) {
-		czfs_err("cluster item: slice of %u bytes at %u in %u blocks",
-			 ci->slice_len, ci->slice_off, ci->nblocks);
-		return -EFSCORRUPTED;
-	}
-	if (ci->run < CZFS_FIRST_DATA_BLKADDR || ci->blkaddr < ci->run ||
-	    ci->blkaddr - ci->run + ci->nblocks > CZFS_RUN_MAX_BLOCKS ||
-	    max_blocks < ci->nblocks || ci->blkaddr > max_blocks - ci->nblocks) {
-		czfs_err("cluster item: slice at blocks %llu+%u of the run at %llu, outside it or the image (%llu blocks)",
-			 (unsigned long long)ci->blkaddr, ci->nblocks,
-			 (unsigned long long)ci->run,
-			 (unsigned long long)max_blocks);
-		return -EFSCORRUPTED;
-	}
-	return 0;
-}
-
 int czfs_cluster_item_decode(const void *val, unsigned len,
 			     unsigned cluster_bytes, uint64_t max_blocks,
 			     struct czfs_cluster_info *ci)
@@ -362,7 +300,7 @@ int czfs_cluster_item_decode(const void *val, unsigned len,
 	if (ci->kind == CZFS_CLUSTER_PACKED)
 		return item_check_packed(val, len, ci, max_blocks);
 	if (ci->kind == CZFS_CLUSTER_SLICE)
-		return item_check_slice(val, len, ci, max_blocks);
+		return czfs_slice_item_check(val, len, max_blocks, ci);
 	if (ci->kind == CZFS_CLUSTER_BLOCKMAP)
 		return czfs_blockmap_item_check(val, len, max_blocks, ci);
 	if (kind_is_extent(ci->kind))
@@ -539,8 +477,8 @@ int czfs_cluster_encode(struct czfs_codec *codec,
 
 /* ---- decode -------------------------------------------------------------- */
 
-static int verify_crc(const struct czfs_cluster_info *ci, const void *buf,
-		      unsigned len)
+int czfs_cluster_verify_crc(const struct czfs_cluster_info *ci,
+			    const void *buf, unsigned len)
 {
 	uint32_t crc = czfs_crc32c(0, buf, len);
 
@@ -551,9 +489,9 @@ static int verify_crc(const struct czfs_cluster_info *ci, const void *buf,
 	return -EFSCORRUPTED;
 }
 
-/* Decompress exactly ci->ulen bytes into dst. */
-static int expand(struct czfs_codec *codec, const struct czfs_cluster_info *ci,
-		  const void *payload, unsigned clen, void *dst)
+int czfs_cluster_expand(struct czfs_codec *codec,
+			const struct czfs_cluster_info *ci, const void *payload,
+			unsigned clen, void *dst)
 {
 	const struct czfs_compressor *comp = czfs_compressor_get((int)ci->alg);
 	int err;
@@ -569,7 +507,7 @@ static int expand(struct czfs_codec *codec, const struct czfs_cluster_info *ci,
 	return err;
 }
 
-static int check_nblocks(const struct czfs_cluster_info *ci)
+int czfs_cluster_check_nblocks(const struct czfs_cluster_info *ci)
 {
 	if (ci->nblocks >= 1 && ci->nblocks <= CZFS_MAX_CLUSTER_BLOCKS)
 		return 0;
@@ -582,7 +520,7 @@ static int decode_raw(const struct czfs_cluster_info *ci, const void *stored,
 		      void *dst)
 {
 	unsigned len = ci->nblocks * CZFS_BLOCK_SIZE;
-	int err = check_nblocks(ci);
+	int err = czfs_cluster_check_nblocks(ci);
 
 	if (err)
 		return err;
@@ -590,7 +528,7 @@ static int decode_raw(const struct czfs_cluster_info *ci, const void *stored,
 		cluster_err(ci, "%u blocks cannot hold it", ci->nblocks);
 		return -EFSCORRUPTED;
 	}
-	err = verify_crc(ci, stored, len);
+	err = czfs_cluster_verify_crc(ci, stored, len);
 	if (!err && stored != dst)	/* read in place: nothing to move */
 		memcpy(dst, stored, ci->ulen);
 	return err;
@@ -639,7 +577,7 @@ static int decode_compressed(struct czfs_codec *codec,
 			     const unsigned char *stored, void *dst)
 {
 	struct czfs_cluster_header_info h;
-	int err = check_nblocks(ci);
+	int err = czfs_cluster_check_nblocks(ci);
 
 	if (err)
 		return err;
@@ -650,11 +588,12 @@ static int decode_compressed(struct czfs_codec *codec,
 			    h.clen, ci->nblocks);
 		return -EFSCORRUPTED;
 	}
-	err = verify_crc(ci, stored + HDR_SIZE, h.clen);
+	err = czfs_cluster_verify_crc(ci, stored + HDR_SIZE, h.clen);
 	if (!err)
 		err = check_header(ci, &h);
 	if (!err)
-		err = expand(codec, ci, stored + HDR_SIZE, h.clen, dst);
+		err = czfs_cluster_expand(codec, ci, stored + HDR_SIZE, h.clen,
+					  dst);
 	return err;
 }
 
@@ -668,11 +607,12 @@ static int decode_inline(struct czfs_codec *codec,
 		cluster_err(ci, "inline payload of %u bytes", ci->inline_len);
 		return -EFSCORRUPTED;
 	}
-	err = verify_crc(ci, ci->inline_data, ci->inline_len);
+	err = czfs_cluster_verify_crc(ci, ci->inline_data, ci->inline_len);
 	if (err)
 		return err;
 	if (ci->kind == CZFS_CLUSTER_INLINE_COMPRESSED)
-		return expand(codec, ci, ci->inline_data, ci->inline_len, dst);
+		return czfs_cluster_expand(codec, ci, ci->inline_data,
+					   ci->inline_len, dst);
 	if (ci->inline_len != ci->ulen) {
 		cluster_err(ci, "inline payload of %u bytes", ci->inline_len);
 		return -EFSCORRUPTED;
@@ -726,14 +666,14 @@ static int decode_packed(struct czfs_codec *codec,
 	}
 	czfs_cluster_pack_info(ci, &pack);
 	if (pack.kind == CZFS_CLUSTER_RAW) {	/* checked where it lies */
-		err = check_nblocks(&pack);
+		err = czfs_cluster_check_nblocks(&pack);
 		if (!err && pack.ulen > pack.nblocks * CZFS_BLOCK_SIZE) {
 			cluster_err(ci, "%u blocks cannot hold its pack",
 				    pack.nblocks);
 			err = -EFSCORRUPTED;
 		}
 		if (!err)
-			err = verify_crc(&pack, stored,
+			err = czfs_cluster_verify_crc(&pack, stored,
 					 pack.nblocks * CZFS_BLOCK_SIZE);
 		if (!err)
 			memmove(dst, (const char *)stored + ci->pack_off, ci->ulen);
@@ -746,28 +686,6 @@ static int decode_packed(struct czfs_codec *codec,
 	err = decode_compressed(codec, &pack, stored, buf);
 	if (!err)
 		memmove(dst, buf + ci->pack_off, ci->ulen);
-	return err;
-}
-
-/* The payload at slice_off of the blocks it touches; no header. */
-static int decode_slice(struct czfs_codec *codec,
-			const struct czfs_cluster_info *ci,
-			const unsigned char *stored, void *dst)
-{
-	int err = check_nblocks(ci);
-
-	if (!err && (ci->slice_off >= CZFS_BLOCK_SIZE || !ci->slice_len ||
-		     ci->slice_off + ci->slice_len >
-		     ci->nblocks * CZFS_BLOCK_SIZE)) {
-		cluster_err(ci, "slice of %u bytes at %u outside its %u blocks",
-			    ci->slice_len, ci->slice_off, ci->nblocks);
-		err = -EFSCORRUPTED;
-	}
-	if (!err)
-		err = verify_crc(ci, stored + ci->slice_off, ci->slice_len);
-	if (!err)
-		err = expand(codec, ci, stored + ci->slice_off, ci->slice_len,
-			     dst);
 	return err;
 }
 
@@ -803,7 +721,7 @@ int czfs_cluster_decode(struct czfs_codec *codec,
 		err = decode_packed(codec, ci, stored, dst, dst_len);
 		break;
 	case CZFS_CLUSTER_SLICE:
-		err = decode_slice(codec, ci, stored, dst);
+		err = czfs_slice_decode(codec, ci, stored, dst);
 		break;
 	default:
 		cluster_err(ci, "unknown kind %u", ci->kind);

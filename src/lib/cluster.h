@@ -2,8 +2,8 @@
 /*
  * Clusters: the unit of compression.  This module decides how a cluster is
  * stored (hole, raw, compressed, inline; block-mapped when hot, in
- * cluster_blockmap.c) and turns stored bytes back into file data.  It does
- * no I/O.
+ * cluster_blockmap.c; slices of shared runs, in cluster_slice.c) and turns
+ * stored bytes back into file data.  It does no I/O.
  */
 #ifndef CZFS_CLUSTER_H
 #define CZFS_CLUSTER_H
@@ -76,15 +76,6 @@ static inline bool czfs_cluster_is_shared(unsigned kind)
 {
 	return kind == CZFS_CLUSTER_PACKED || kind == CZFS_CLUSTER_SLICE;
 }
-
-/*
- * The SLICE cluster of a compressed payload of clen bytes at byte off of
- * the run starting at block run (alg, checksum, ulen, prealloc from c, a
- * COMPRESSED cluster's info as czfs_cluster_encode gave it).
- */
-void czfs_cluster_slice_make(const struct czfs_cluster_info *c, uint64_t run,
-			     uint64_t off, uint32_t clen,
-			     struct czfs_cluster_info *ci);
 
 /*
  * The pack a PACKED ci points into, as the RAW (alg 0) or COMPRESSED
@@ -193,6 +184,36 @@ void czfs_cluster_header_decode(const void *stored,
 int czfs_cluster_decode(struct czfs_codec *codec,
 			const struct czfs_cluster_info *ci,
 			const void *stored, void *dst, unsigned dst_len);
+
+/* ---- sliced clusters (cluster_slice.c) ---------------------------------- */
+
+/*
+ * The SLICE cluster of a compressed payload of clen bytes at byte off of
+ * the run starting at block run (alg, checksum, ulen, prealloc from c, a
+ * COMPRESSED cluster's info as czfs_cluster_encode gave it).
+ */
+void czfs_cluster_slice_make(const struct czfs_cluster_info *c, uint64_t run,
+			     uint64_t off, uint32_t clen,
+			     struct czfs_cluster_info *ci);
+
+/*
+ * czfs_cluster_item_decode's check of a SLICE item (ci unpacked, ulen and
+ * alg checked): its size, offset < 4096, a payload that saved a block,
+ * nblocks the blocks it touches, inside the image and inside
+ * CZFS_RUN_MAX_BLOCKS of run <= blkaddr.  Sets slice_off, slice_len and
+ * run.  Returns 0 or -EFSCORRUPTED.
+ */
+int czfs_slice_item_check(const void *val, unsigned len, uint64_t max_blocks,
+			  struct czfs_cluster_info *ci);
+
+/*
+ * czfs_cluster_decode of a SLICE: stored holds the nblocks blocks it
+ * touches; its payload at slice_off is checked (crc) and decompressed to
+ * ci->ulen bytes at dst.  Returns 0, -EFSCORRUPTED or -ENOMEM.
+ */
+int czfs_slice_decode(struct czfs_codec *codec,
+		      const struct czfs_cluster_info *ci, const void *stored,
+		      void *dst);
 
 /* ---- block-mapped clusters (cluster_blockmap.c) ------------------------- */
 

@@ -103,17 +103,12 @@ static void commit_and_reopen(void)
 
 static void setup(void)
 {
-	dev = make_image();
-	fs = open_fs(dev, true);
-	codec = czfs_codec_new();
-	ck_assert_ptr_nonnull(codec);
-	ck_assert_int_eq(czfs_fs_begin(fs), 0);
+	open_fresh_fs(&fs, &dev, &codec);
 }
 
 static void teardown(void)
 {
-	czfs_codec_free(codec);
-	czfs_fs_close(fs);
+	close_fresh_fs(fs, codec);
 }
 
 static long read_file(uint64_t ino, uint8_t *buf, size_t len)

@@ -108,17 +108,12 @@ static void make_run(unsigned alg)
 
 static void setup(void)
 {
-	dev = make_image();
-	fs = open_fs(dev, true);
-	codec = czfs_codec_new();
-	ck_assert_ptr_nonnull(codec);
-	ck_assert_int_eq(czfs_fs_begin(fs), 0);
+	open_fresh_fs(&fs, &dev, &codec);
 }
 
 static void teardown(void)
 {
-	czfs_codec_free(codec);
-	czfs_fs_close(fs);
+	close_fresh_fs(fs, codec);
 }
 
 static long read_cluster(unsigned i, uint8_t *buf)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "btree.h"
+#include "compress.h"
 #include "fs_testlib.h"
 #include "inode.h"
 #include "spacemap.h"
@@ -63,6 +64,22 @@ struct czfs_bdev *copy_bdev(struct czfs_bdev *src)
 	ck_assert_int_eq(czfs_bdev_mem_create(src->size, 0, &b), 0);
 	memcpy(czfs_bdev_mem_data(b), czfs_bdev_mem_data(src), src->size);
 	return b;
+}
+
+void open_fresh_fs(struct czfs_fs **fs, struct czfs_bdev **dev,
+		   struct czfs_codec **codec)
+{
+	*dev = make_image();
+	*fs = open_fs(*dev, true);
+	*codec = czfs_codec_new();
+	ck_assert_ptr_nonnull(*codec);
+	ck_assert_int_eq(czfs_fs_begin(*fs), 0);
+}
+
+void close_fresh_fs(struct czfs_fs *fs, struct czfs_codec *codec)
+{
+	czfs_codec_free(codec);
+	czfs_fs_close(fs);
 }
 
 struct czfs_fs *open_fs(struct czfs_bdev *b, bool rw)

@@ -17,6 +17,12 @@ struct czfs_bdev *make_image(void);
 struct czfs_bdev *copy_bdev(struct czfs_bdev *src);
 /* Open (taking ownership of b), asserting success. */
 struct czfs_fs *open_fs(struct czfs_bdev *b, bool rw);
+/* make_image, opened read-write in a transaction, and a codec; undone by
+ * close_fresh_fs (the fixtures of the cluster-kind tests). */
+struct czfs_codec;
+void open_fresh_fs(struct czfs_fs **fs, struct czfs_bdev **dev,
+		   struct czfs_codec **codec);
+void close_fresh_fs(struct czfs_fs *fs, struct czfs_codec *codec);
 /* Commit *fs, reopen it read-write from a copy of *dev (checks the space
  * map), begin a transaction: both replaced. */
 void commit_reopen(struct czfs_fs **fs, struct czfs_bdev **dev);
