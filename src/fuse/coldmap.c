@@ -15,6 +15,7 @@ struct czfs_coldmap {
 	pthread_mutex_t lock;
 	struct czfs_cold_ref *slot;
 	uint64_t cap, n;		/* cap: a power of two */
+	uint64_t busy;			/* taken, not yet done */
 	bool overflowed;
 };
 
@@ -146,6 +147,7 @@ unsigned czfs_cold_take(struct czfs_coldmap *cm, uint32_t before,
 		if (cm->slot[i].ino && cm->slot[i].when < before) {
 			out[n++] = cm->slot[i];
 			remove_at(cm, i);	/* slot i may hold another now */
+			cm->busy++;
 		} else {
 			i++;
 		}
@@ -155,12 +157,19 @@ unsigned czfs_cold_take(struct czfs_coldmap *cm, uint32_t before,
 	return n;
 }
 
+void czfs_cold_done(struct czfs_coldmap *cm, unsigned n)
+{
+	pthread_mutex_lock(&cm->lock);
+	cm->busy -= MIN(cm->busy, n);
+	pthread_mutex_unlock(&cm->lock);
+}
+
 uint64_t czfs_cold_count(struct czfs_coldmap *cm)
 {
 	uint64_t n;
 
 	pthread_mutex_lock(&cm->lock);
-	n = cm->n;
+	n = cm->n + cm->busy;
 	pthread_mutex_unlock(&cm->lock);
 	return n;
 }

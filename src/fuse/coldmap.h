@@ -44,12 +44,14 @@ void czfs_cold_note(struct czfs_coldmap *cm, uint64_t ino, uint64_t idx,
 /*
  * Take out up to max entries last written before `before` into out,
  * sorted by inode and index: how many.  The caller notes again those it
- * could not recompress.
+ * could not recompress, and says when it is done with them.
  */
 unsigned czfs_cold_take(struct czfs_coldmap *cm, uint32_t before,
 			struct czfs_cold_ref *out, unsigned max);
+void czfs_cold_done(struct czfs_coldmap *cm, unsigned n);
 
-/* Entries in the map. */
+/* Entries in the map, and those taken and not yet done: what is pending
+ * (recompress.pending is 0 only once the last batch is written back). */
 uint64_t czfs_cold_count(struct czfs_coldmap *cm);
 
 /* Whether a note was dropped since the last call (which clears it). */

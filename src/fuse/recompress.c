@@ -409,6 +409,7 @@ static void *worker(void *arg)
 			n = czfs_cold_take(dm->cold, czfs_cold_now() - dm->opts.recompress,
 					   refs, RECOMP_BATCH);
 			recompress_refs(dm, refs, n);
+			czfs_cold_done(dm->cold, n);
 		}
 		rest = rc->scanning || n ? MAX(3 * (now_ns() - t0), 10000000ull) :
 		       1000000000ull;
