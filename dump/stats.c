@@ -40,6 +40,7 @@ struct stats {
 	uint64_t files, dirs, symlinks, special, inodes;
 	uint64_t apparent;		/* sizes of files and symlinks */
 	uint64_t nodes, leaves, bad_nodes, bad_items;
+	uint64_t tree_blocks, leaf_packs, packed_leaves;
 	uint64_t xattrs, xattr_blocks;
 	uint64_t *seen;			/* nodes visited: a bit per block */
 	/* the inode the items belong to */
@@ -196,10 +197,17 @@ static int walk(struct stats *s, uint64_t blkaddr, uint64_t gen, unsigned level)
 	struct czfs_node *node;
 	int err;
 
-	if (seen_before(s, blkaddr)) {
-		s->bad_nodes++;
-		return 0;
+	if (!czfs_leafpack_is(blkaddr) || !czfs_leafpack_index(blkaddr)) {
+		/* a node's block, or a leaf pack's at its first leaf */
+		if (seen_before(s, czfs_leafpack_base(blkaddr))) {
+			s->bad_nodes++;
+			return 0;
+		}
+		s->leaf_packs += czfs_leafpack_is(blkaddr);
+		s->tree_blocks += czfs_leafpack_is(blkaddr) ?
+				  czfs_leafpack_nblocks(blkaddr) : 1;
 	}
+	s->packed_leaves += czfs_leafpack_is(blkaddr);
 	err = czfs_node_get(nc, blkaddr, gen, (int)level, &node);
 	if (err == -EFSCORRUPTED || err == -EIO) {
 		s->bad_nodes++;		/* the log says which */
@@ -320,7 +328,8 @@ static void show_blocks(struct stats *s)
 	struct dout *o = &s->d->out;
 	uint64_t smap = s->d->smap_loaded ?
 			czfs_smap_disk_blocks(&s->d->fs->smap) : 0;
-	uint64_t meta = CZFS_FIRST_DATA_BLKADDR + s->nodes + smap + s->xattr_blocks;
+	uint64_t meta = CZFS_FIRST_DATA_BLKADDR + s->tree_blocks + smap +
+			s->xattr_blocks;
 
 	dout_obj(o, "blocks");
 	dout_u64(o, "used", cp->used_blocks);
@@ -330,6 +339,9 @@ static void show_blocks(struct stats *s)
 	dout_u64(o, "fixed", CZFS_FIRST_DATA_BLKADDR);
 	dout_u64(o, "tree_nodes", s->nodes);
 	dout_u64(o, "tree_leaves", s->leaves);
+	dout_u64(o, "tree_blocks", s->tree_blocks);
+	dout_u64(o, "leaf_packs", s->leaf_packs);
+	dout_u64(o, "packed_leaves", s->packed_leaves);
 	if (s->d->smap_loaded)
 		dout_u64(o, "space_map", smap);
 	dout_u64(o, "xattr_values", s->xattr_blocks);

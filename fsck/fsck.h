@@ -126,6 +126,11 @@ struct fsck_ctx {
 	struct fsck_vec orphans;	/* uint64_t inos of ORPHAN items */
 	uint64_t *ref;			/* a bit per block referenced */
 	uint64_t nodes, leaves;
+	/* Leaf packs: the one the walk is in (its leaves come in a row
+	 * under one parent) and the index its next leaf must have. */
+	uint64_t lp_base;
+	unsigned lp_next;
+	uint64_t leaf_packs, packed_leaves;
 	uint64_t items, clusters, data_blocks;
 	uint64_t cur_objectid;		/* of the item before */
 	struct fsck_inode *cur;		/* its inode, NULL if none */

@@ -76,6 +76,37 @@ static int walk_leaf(struct fsck_ctx *c, const struct czfs_node *node)
 static int walk_node(struct fsck_ctx *c, uint64_t blkaddr, uint64_t gen,
 		     unsigned level, const struct walk_range *r);
 
+/*
+ * The blocks of a node: its own, or its leaf pack's at the pack's first
+ * leaf.  A pack's leaves must follow one another in index order under one
+ * parent (czfs_fs.h): the copy-on-write of that parent frees the pack.
+ * Some may be missing: a damaged leaf stays packed when its neighbours
+ * are stored plain.
+ */
+static bool ref_node(struct fsck_ctx *c, uint64_t ptr)
+{
+	uint64_t base = czfs_leafpack_base(ptr);
+	unsigned idx = czfs_leafpack_index(ptr);
+
+	if (!czfs_leafpack_is(ptr)) {
+		c->lp_base = 0;
+		return fsck_ref(c, ptr, 1, "tree node", 0);
+	}
+	if (base != c->lp_base) {
+		c->lp_base = base;
+		c->lp_next = 0;
+		if (!fsck_ref(c, base, czfs_leafpack_nblocks(ptr), "leaf pack", 0))
+			return false;
+		c->leaf_packs++;
+	}
+	if (idx < c->lp_next)
+		fsck_error(c, "leaf pack %" PRIu64 ": leaf %u after leaf %u; its leaves must follow one another under one parent",
+			   base, idx, c->lp_next - 1);
+	c->lp_next = idx + 1;
+	c->packed_leaves++;
+	return true;
+}
+
 static int walk_children(struct fsck_ctx *c, const struct czfs_node *node,
 			 const struct walk_range *r)
 {
@@ -84,6 +115,7 @@ static int walk_children(struct fsck_ctx *c, const struct czfs_node *node,
 	struct czfs_key next;
 	int err = 0;
 
+	c->lp_base = 0;		/* a pack never spans two parents */
 	for (unsigned i = 0; i < n && !err; i++) {
 		struct walk_range cr = { .hi = r->hi };
 		uint64_t child, cgen;
@@ -121,7 +153,7 @@ static int walk_node(struct fsck_ctx *c, uint64_t blkaddr, uint64_t gen,
 	int err;
 
 	/* Marked before reading: a damaged node's block is still in use. */
-	if (!fsck_ref(c, blkaddr, 1, "tree node", 0)) {
+	if (!ref_node(c, blkaddr)) {
 		c->walk_incomplete = true;	/* its subtree is not walked */
 		return 0;
 	}

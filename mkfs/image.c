@@ -533,6 +533,9 @@ static int finish(struct mk_image *im, struct mk_image_stats *st)
 	err = mk_writer_stop(&im->w);
 	if (!err)
 		err = czfs_btree_builder_finish(im->bld, &root, &level);
+	czfs_btree_builder_stats(im->bld, &st->tree);
+	if (st->tree.packs)
+		im->incompat |= CZFS_FEATURE_INCOMPAT_LEAFPACK;
 	max = o->size_blocks ? o->size_blocks : fit_size(im->w.next);
 	if (im->w.discard || im->w.next + smap_blocks(max) > max) {
 		st->need_blocks = fit_size(im->w.next);
@@ -574,6 +577,13 @@ static void derive_seed(const uint8_t uuid[16], uint64_t seed[2])
 	seed[1] = czfs_siphash(k1, uuid, 16);
 }
 
+/* Leaves are written once and read often: lz4 images pack them with
+ * lz4hc, which the same decoder reads; uncompressed images keep them plain. */
+static int leaf_pack_alg(unsigned alg)
+{
+	return alg == CZFS_ALG_LZ4 ? CZFS_ALG_LZ4HC : (int)alg;
+}
+
 static int image_setup(struct mk_image *im)
 {
 	int err = mk_writer_start(&im->w, im->bdev, im->o->size_blocks);
@@ -587,8 +597,13 @@ static int image_setup(struct mk_image *im)
 	err = mk_packs_new(&im->packs);
 	if (!err && im->o->slices)
 		err = mk_runs_new(&im->runs);
-	return err ? err : czfs_btree_builder_new(im->bdev, &im->w.alloc, 1,
-						  &im->bld);
+	if (!err)
+		err = czfs_btree_builder_new(im->bdev, &im->w.alloc, 1, &im->bld);
+	if (!err && im->o->leaf_packs)
+		czfs_btree_builder_pack_leaves(im->bld, leaf_pack_alg(im->o->alg),
+					       im->o->alg == CZFS_ALG_ZSTD ?
+					       im->o->level : 0);
+	return err;
 }
 
 int mk_image_write(struct czfs_bdev *bdev, const struct mk_tree *t,

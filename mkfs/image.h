@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "btree.h"
 #include "packing.h"
 #include "runs.h"
 
@@ -27,6 +28,7 @@ struct mk_image_opts {
 	uint64_t size_blocks;		/* the size limit, 0 = content size */
 	bool sparse;			/* file length = size_blocks (no -d) */
 	bool slices;			/* compressed clusters in runs (runs.h) */
+	bool leaf_packs;		/* leaves compressed in leaf packs */
 	uint8_t uuid[16];
 	char label[65];
 	bool fixed_time;		/* every time = create_time */
@@ -39,6 +41,7 @@ struct mk_image_stats {
 	bool reported;			/* the error's message was printed */
 	struct mk_pack_stats pack;	/* what packing did */
 	struct mk_run_stats runs;	/* what runs of slices did */
+	struct czfs_btree_build_stats tree;	/* leaves and leaf packs */
 };
 
 /*

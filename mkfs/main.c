@@ -37,12 +37,12 @@ struct mk_opts {
 	long long time;
 	long long uid, gid;
 	bool no_zero_detect, no_inline, force, quiet;
-	bool no_pack, no_dedup, no_slice;
+	bool no_pack, no_dedup, no_slice, plain_leaves;
 	enum mk_sort sort;
 };
 
 enum { OPT_UID = 256, OPT_GID, OPT_ALL_ROOT, OPT_NO_ZERO, OPT_NO_INLINE,
-       OPT_NO_PACK, OPT_NO_DEDUP, OPT_NO_SLICE, OPT_SORT };
+       OPT_NO_PACK, OPT_NO_DEDUP, OPT_NO_SLICE, OPT_PLAIN_LEAVES, OPT_SORT };
 
 static const struct option long_opts[] = {
 	{ "directory", required_argument, NULL, 'd' },
@@ -60,6 +60,7 @@ static const struct option long_opts[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-pack", no_argument, NULL, OPT_NO_PACK },
 	{ "no-slice", no_argument, NULL, OPT_NO_SLICE },
+	{ "plain-leaves", no_argument, NULL, OPT_PLAIN_LEAVES },
 	{ "no-dedup", no_argument, NULL, OPT_NO_DEDUP },
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "force", no_argument, NULL, 'f' },
@@ -94,6 +95,8 @@ static void usage(FILE *f)
 	      "      --no-dedup           pack identical small files and tails twice\n"
 	      "      --no-slice           give each compressed cluster whole blocks of its\n"
 	      "                           own instead of laying them back to back in runs\n"
+	      "      --plain-leaves       write each metadata leaf to a block of its own\n"
+	      "                           instead of compressing them in leaf packs\n"
 	      "      --sort=ORDER         order of the packed tails: path (default:\n"
 	      "                           directory by directory) or ext (by extension)\n"
 	      "  -f, --force              overwrite an existing IMAGE\n"
@@ -192,6 +195,7 @@ static int parse_opt(struct mk_opts *o, int c, const char *arg)
 	case OPT_NO_INLINE: o->no_inline = true; return 0;
 	case OPT_NO_PACK: o->no_pack = true; return 0;
 	case OPT_NO_SLICE: o->no_slice = true; return 0;
+	case OPT_PLAIN_LEAVES: o->plain_leaves = true; return 0;
 	case OPT_NO_DEDUP: o->no_dedup = true; return 0;
 	case OPT_SORT:
 		if (!strcmp(arg, "path"))
@@ -415,6 +419,7 @@ static void image_opts(const struct mk_run *r, struct mk_image_opts *io)
 	io->size_blocks = size >> CZFS_BLOCK_SHIFT;
 	io->sparse = !o->dir && o->size && !r->is_blk;
 	io->slices = !o->no_slice;
+	io->leaf_packs = !o->plain_leaves;
 	memcpy(io->uuid, o->uuid, sizeof(io->uuid));
 	memcpy(io->label, o->label, sizeof(io->label));
 	io->fixed_time = o->has_time;
@@ -488,6 +493,16 @@ static void run_summary(const struct mk_run_stats *st)
 	       (unsigned long long)st->runs, st->blocks / 256.0, saved / 256.0);
 }
 
+static void tree_summary(const struct czfs_btree_build_stats *st)
+{
+	if (!st->packs)
+		return;
+	printf("mkfs.czfs: compressed %llu of %llu metadata leaves (%.1f MiB) into %llu leaf packs of %.1f MiB\n",
+	       (unsigned long long)st->packed_leaves,
+	       (unsigned long long)st->leaves, st->packed_leaves / 256.0,
+	       (unsigned long long)st->packs, st->pack_blocks / 256.0);
+}
+
 static int run(struct mk_run *r)
 {
 	int err;
@@ -518,6 +533,7 @@ static int run(struct mk_run *r)
 	if (!err && !r->o.quiet) {
 		pack_summary(&r->st.pack);
 		run_summary(&r->st.runs);
+		tree_summary(&r->st.tree);
 	}
 	mk_tree_free(&r->tree);
 	return err;

@@ -47,6 +47,7 @@
 #define CZFS_NODE_MAGIC		0x444e5a43u	/* "CZND" */
 #define CZFS_SMAP_MAGIC		0x4d535a43u	/* "CZSM" */
 #define CZFS_CLUSTER_MAGIC	0x4c435a43u	/* "CZCL" */
+#define CZFS_LEAFPACK_MAGIC	0x504c5a43u	/* "CZLP" */
 
 #define CZFS_VERSION_MAJOR	1
 #define CZFS_VERSION_MINOR	0
@@ -98,13 +99,17 @@
  * the kind, and an older writer would free a run's blocks while other
  * clusters still use them */
 #define CZFS_FEATURE_INCOMPAT_SLICED	0x00000040u
+/* Leaf packs: leaves stored compressed together, their pointers marked
+ * CZFS_LEAFPACK_PTR; an older decoder cannot read them */
+#define CZFS_FEATURE_INCOMPAT_LEAFPACK	0x00000080u
 #define CZFS_FEATURE_INCOMPAT_SUPP	(CZFS_FEATURE_INCOMPAT_LZ4 | \
 					 CZFS_FEATURE_INCOMPAT_ZSTD | \
 					 CZFS_FEATURE_INCOMPAT_ATTR_FLAGS | \
 					 CZFS_FEATURE_INCOMPAT_PREALLOC | \
 					 CZFS_FEATURE_INCOMPAT_BLOCKMAP | \
 					 CZFS_FEATURE_INCOMPAT_PACKED | \
-					 CZFS_FEATURE_INCOMPAT_SLICED)
+					 CZFS_FEATURE_INCOMPAT_SLICED | \
+					 CZFS_FEATURE_INCOMPAT_LEAFPACK)
 /* every inode's inline_bytes counts its inline cluster payloads */
 #define CZFS_FEATURE_RO_COMPAT_INLINE_BYTES	0x00000001u
 #define CZFS_FEATURE_RO_COMPAT_SUPP	CZFS_FEATURE_RO_COMPAT_INLINE_BYTES
@@ -271,6 +276,34 @@ struct czfs_node_ptr {
 	struct czfs_disk_key key;	/* smallest key in the child */
 	__le64 blkaddr;
 	__le64 generation;		/* child's header generation */
+};
+
+/*
+ * Leaf packs (INCOMPAT_LEAFPACK, made by mkfs): up to CZFS_LEAFPACK_MAX
+ * leaves that are consecutive children of one level-1 node, compressed
+ * together into whole blocks: a struct czfs_leafpack header, then the
+ * payload, which decodes to the leaves' 4 KiB blocks one after another.
+ * The parent's pointer to leaf i of a pack at blocks [base, base + n) is
+ *   CZFS_LEAFPACK_PTR | i << 56 | (n - 1) << 48 | base
+ * and the leaf's own header holds CZFS_LEAFPACK_PTR | i << 56 (the pack's
+ * header holds base).  A node written after mkfs never points into a
+ * pack: the copy-on-write of a level-1 node stores its packed children
+ * as plain leaves and frees their packs, and a level-1 node with packed
+ * children is never merged with another.
+ */
+#define CZFS_LEAFPACK_PTR	(1ull << 63)
+#define CZFS_LEAFPACK_MAX	32
+#define CZFS_LEAFPACK_MAX_BLOCKS	256
+
+struct czfs_leafpack {
+	__le32 magic;			/* CZFS_LEAFPACK_MAGIC */
+	__le32 checksum;		/* crc32c of header (field zeroed) + payload */
+	__le64 blkaddr;			/* the pack's first block */
+	__le64 generation;		/* the leaves' generation */
+	__le32 clen;			/* payload bytes after this header */
+	__u8 alg;			/* enum czfs_alg, not NONE */
+	__u8 nleaves;			/* 2..CZFS_LEAFPACK_MAX */
+	__le16 reserved;		/* zero */
 };
 
 /*
@@ -529,6 +562,7 @@ static_assert(sizeof(struct czfs_disk_key) == 16, "key size");
 static_assert(sizeof(struct czfs_node_header) == 48, "node header size");
 static_assert(sizeof(struct czfs_node_ptr) == 32, "node ptr size");
 static_assert(sizeof(struct czfs_item) == 20, "item size");
+static_assert(sizeof(struct czfs_leafpack) == 32, "leaf pack header size");
 static_assert(sizeof(struct czfs_inode) == 144, "inode size");
 static_assert(sizeof(struct czfs_dentry) == 12, "dentry size");
 static_assert(sizeof(struct czfs_xattr_entry) == 8, "xattr entry size");

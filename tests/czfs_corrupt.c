@@ -52,7 +52,9 @@
 
 #include "bdev.h"
 #include "btree.h"
+#include "btree_int.h"
 #include "cluster.h"
+#include "compress.h"
 #include "crc32c.h"
 #include "dir.h"
 #include "fs.h"
@@ -374,18 +376,66 @@ out:
 /* ---- raw changes ----------------------------------------------------------- */
 
 
-static int rw_block(const char *image, uint64_t blk, void *buf, bool write)
+static int rw_blocks(const char *image, uint64_t blk, unsigned count,
+		     void *buf, bool write)
 {
+	size_t len = (size_t)count * CZFS_BLOCK_SIZE;
 	int fd = open(image, O_RDWR), err = 0;
 	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
-	n = write ? pwrite(fd, buf, CZFS_BLOCK_SIZE, (off_t)blk * CZFS_BLOCK_SIZE) :
-		    pread(fd, buf, CZFS_BLOCK_SIZE, (off_t)blk * CZFS_BLOCK_SIZE);
-	if (n != CZFS_BLOCK_SIZE)
+	n = write ? pwrite(fd, buf, len, (off_t)blk * CZFS_BLOCK_SIZE) :
+		    pread(fd, buf, len, (off_t)blk * CZFS_BLOCK_SIZE);
+	if (n != (ssize_t)len)
 		err = n < 0 ? -errno : -EIO;
 	close(fd);
+	return err;
+}
+
+static int rw_block(const char *image, uint64_t blk, void *buf, bool write)
+{
+	return rw_blocks(image, blk, 1, buf, write);
+}
+
+/*
+ * Byte at of a leaf in a leaf pack: the pack decoded, the leaf changed and
+ * sealed again, the pack encoded again into the same number of blocks
+ * (trying the levels until one fits exactly).
+ */
+static int poke_packed(const char *image, uint64_t ptr, unsigned at, uint8_t v)
+{
+	unsigned nb = czfs_leafpack_nblocks(ptr), n = 0;
+	uint64_t base = czfs_leafpack_base(ptr);
+	size_t cap = CZFS_LEAFPACK_MAX * CZFS_BLOCK_SIZE;
+	uint8_t *raw = malloc(cap), *leaves = malloc(cap), *out = malloc(cap);
+	struct czfs_codec *codec = czfs_codec_new();
+	struct czfs_leafpack h;
+	int err = raw && leaves && out && codec ? 0 : -ENOMEM, got = 0;
+
+	if (!err)
+		err = rw_blocks(image, base, nb, raw, false);
+	if (!err)
+		err = czfs_leafpack_decode(raw, ptr, codec, leaves, &n);
+	if (!err) {
+		uint8_t *leaf = leaves + (size_t)czfs_leafpack_index(ptr) * CZFS_BLOCK_SIZE;
+
+		memcpy(&h, raw, sizeof(h));
+		leaf[at] = v;
+		czfs_node_seal(leaf);
+		for (int level = 0; level <= 19 && got != (int)nb; level++)
+			got = czfs_leafpack_encode(codec, h.alg, level, leaves, n,
+						   le64_to_cpu(h.generation), out);
+		err = got == (int)nb ? 0 : -ENOSPC;
+	}
+	if (!err) {
+		czfs_leafpack_seal(out, base);
+		err = rw_blocks(image, base, nb, out, true);
+	}
+	czfs_codec_free(codec);
+	free(raw);
+	free(leaves);
+	free(out);
 	return err;
 }
 
@@ -447,6 +497,11 @@ static int poke(struct cmd *c, const char *image)
 	c->fs = NULL;
 	if (!err && byte >= size)
 		err = -ERANGE;
+	if (!err && czfs_leafpack_is(addr)) {
+		printf("%llu %u\n", (unsigned long long)czfs_leafpack_base(addr),
+		       off + byte);
+		return poke_packed(image, addr, off + byte, (uint8_t)num(c->argv[7]));
+	}
 	if (!err)
 		err = rw_block(image, addr, blk, false);
 	if (err)

@@ -4,6 +4,7 @@
  * tests use it to flip bits in exactly the structure they mean to break.
  *
  *   czfs-locate IMAGE PATH leaf         block of the leaf holding PATH's inode
+ *                                       (of its leaf pack's first block)
  *   czfs-locate IMAGE PATH cluster N    "blkaddr nblocks kind" of cluster N
  *   czfs-locate IMAGE PATH payload N    image byte offset where cluster N's
  *                                       data or compressed payload starts
@@ -54,7 +55,8 @@ static int print_node(struct czfs_fs *fs, uint64_t ino, unsigned level)
 	int ret = czfs_btree_search(&fs->tree, &key, &path);
 
 	if (ret == 0 && level < path.levels)
-		printf("%llu\n", (unsigned long long)path.nodes[level]->blkaddr);
+		printf("%llu\n", (unsigned long long)
+		       czfs_leafpack_base(path.nodes[level]->blkaddr));
 	else if (ret == 0)
 		ret = -ERANGE;
 	czfs_btree_path_release(&fs->tree, &path);

@@ -9,6 +9,7 @@
  *   btree.c        search, lookup, cursor iteration
  *   btree_cow.c    insert / update / delete with copy-on-write, and commit
  *   btree_build.c  bottom-up bulk loader used by mkfs
+ *   btree_leafpack.c  leaves compressed together (mkfs), read by the cache
  *
  * Threads: the tree does no locking of its own beyond the node cache's
  * internal mutex.  Readers may run concurrently with each other; any
@@ -46,6 +47,46 @@ static inline int czfs_key_cmp(const struct czfs_key *a, const struct czfs_key *
 /* A key to and from its little-endian on-disk form (no checks). */
 void czfs_key_to_disk(const struct czfs_key *k, struct czfs_disk_key *dk);
 void czfs_key_from_disk(const struct czfs_disk_key *dk, struct czfs_key *k);
+
+/* ---- pointers into leaf packs (czfs_fs.h, "Leaf packs") ----------------- */
+
+static inline bool czfs_leafpack_is(uint64_t ptr)
+{
+	return ptr & CZFS_LEAFPACK_PTR;
+}
+static inline uint64_t czfs_leafpack_base(uint64_t ptr)
+{
+	return ptr & ((1ull << 48) - 1);
+}
+static inline unsigned czfs_leafpack_nblocks(uint64_t ptr)
+{
+	return (unsigned)((ptr >> 48) & 0xff) + 1;
+}
+static inline unsigned czfs_leafpack_index(uint64_t ptr)
+{
+	return (unsigned)(ptr >> 56) & 0x7f;
+}
+static inline uint64_t czfs_leafpack_ptr(uint64_t base, unsigned nblocks,
+					 unsigned index)
+{
+	return CZFS_LEAFPACK_PTR | (uint64_t)index << 56 |
+	       (uint64_t)(nblocks - 1) << 48 | base;
+}
+/* What a packed leaf's own header holds as its blkaddr. */
+static inline uint64_t czfs_leafpack_self(uint64_t ptr)
+{
+	return CZFS_LEAFPACK_PTR | (uint64_t)czfs_leafpack_index(ptr) << 56;
+}
+/* A node pointer: the block or blocks it names are in [first, max). */
+static inline bool czfs_node_ptr_in(uint64_t ptr, uint64_t first, uint64_t max)
+{
+	uint64_t b = czfs_leafpack_is(ptr) ? czfs_leafpack_base(ptr) : ptr;
+	uint64_t n = czfs_leafpack_is(ptr) ? czfs_leafpack_nblocks(ptr) : 1;
+
+	return b >= first && b < max && n <= max - b &&
+	       (!czfs_leafpack_is(ptr) ||
+		czfs_leafpack_index(ptr) < CZFS_LEAFPACK_MAX);
+}
 
 /* ---- nodes (node.c) ----------------------------------------------------- */
 
@@ -136,6 +177,7 @@ void czfs_node_put(struct czfs_nodecache *nc, struct czfs_node *node);
 struct czfs_nodecache_stats {
 	unsigned long long hits, misses, evictions, nodes, dirty;
 	unsigned long long readahead;	/* nodes cached by readahead */
+	unsigned long long packs;	/* leaf packs decoded */
 };
 void czfs_nodecache_stats(struct czfs_nodecache *nc,
 			  struct czfs_nodecache_stats *st);
@@ -294,5 +336,20 @@ int czfs_btree_builder_add(struct czfs_btree_builder *b,
 int czfs_btree_builder_finish(struct czfs_btree_builder *b,
 			      uint64_t *root_blkaddr, unsigned *root_level);
 void czfs_btree_builder_free(struct czfs_btree_builder *b); /* accepts NULL */
+
+/*
+ * Store the leaves in leaf packs compressed with alg at level (0: its
+ * default); CZFS_ALG_NONE (the default) writes them plain.  A group of
+ * leaves whose pack would not save a block is written plain too.  The
+ * image needs CZFS_FEATURE_INCOMPAT_LEAFPACK when stats give packs.
+ */
+void czfs_btree_builder_pack_leaves(struct czfs_btree_builder *b, int alg,
+				    int level);
+struct czfs_btree_build_stats {
+	uint64_t leaves, packs, packed_leaves, pack_blocks;
+};
+/* What finish wrote. */
+void czfs_btree_builder_stats(const struct czfs_btree_builder *b,
+			      struct czfs_btree_build_stats *st);
 
 #endif /* CZFS_BTREE_H */

@@ -4,8 +4,9 @@
  * greedily in memory.  A full leaf is closed and never touched again except
  * through the value pointers handed out, so those stay valid until finish.
  * Finish gives the leaves blocks one at a time in key order (contiguous on
- * a fresh allocator), then builds and places each internal level, writing
- * runs of consecutive blocks in single requests.
+ * a fresh allocator), or compresses them in leaf packs, then builds and
+ * places each internal level, writing runs of consecutive blocks in single
+ * requests.
  */
 #include "config.h"
 
@@ -14,6 +15,7 @@
 
 #include "bdev.h"
 #include "btree_int.h"
+#include "compress.h"
 #include "util.h"
 
 #define BUILD_RUN_BLOCKS	64
@@ -80,6 +82,8 @@ struct czfs_btree_builder {
 	bool finished;
 	uint64_t *taken;		/* blocks finish allocated so far */
 	size_t ntaken;
+	int pack_alg, pack_level;	/* leaf packs; CZFS_ALG_NONE: none */
+	struct czfs_btree_build_stats st;
 };
 
 int czfs_btree_builder_new(struct czfs_bdev *bdev, struct czfs_allocator *alloc,
@@ -94,6 +98,19 @@ int czfs_btree_builder_new(struct czfs_bdev *bdev, struct czfs_allocator *alloc,
 	b->gen = gen;
 	*out = b;
 	return 0;
+}
+
+void czfs_btree_builder_pack_leaves(struct czfs_btree_builder *b, int alg,
+				    int level)
+{
+	b->pack_alg = czfs_compressor_get(alg) ? alg : CZFS_ALG_NONE;
+	b->pack_level = level;
+}
+
+void czfs_btree_builder_stats(const struct czfs_btree_builder *b,
+			      struct czfs_btree_build_stats *st)
+{
+	*st = b->st;
 }
 
 void czfs_btree_builder_free(struct czfs_btree_builder *b)
@@ -175,14 +192,14 @@ static int take_block(struct czfs_btree_builder *b, uint64_t *blkaddr)
 	return err;
 }
 
-/* Place, seal and write one level; ptrs[i] receives node i's pointer. */
-static int write_level(struct czfs_btree_builder *b, uint8_t **nodes, size_t n,
-		       struct czfs_node_ptr *ptrs)
+/* Place, seal and queue n nodes, one block each, on w; ptrs[i] receives
+ * node i's pointer. */
+static int place_nodes(struct czfs_btree_builder *b, struct czfs_blkwriter *w,
+		       uint8_t **nodes, size_t n, struct czfs_node_ptr *ptrs)
 {
-	struct czfs_blkwriter w;
 	struct czfs_key key;
 	uint64_t blkaddr;
-	int err = czfs_blkwriter_init(&w, b->bdev, BUILD_RUN_BLOCKS);
+	int err = 0;
 
 	for (size_t i = 0; i < n && !err; i++) {
 		err = take_block(b, &blkaddr);
@@ -190,16 +207,119 @@ static int write_level(struct czfs_btree_builder *b, uint8_t **nodes, size_t n,
 			break;
 		czfs_node_set_addr(nodes[i], blkaddr, b->gen);
 		czfs_node_seal(nodes[i]);
-		err = czfs_blkwriter_add(&w, blkaddr, nodes[i]);
+		err = czfs_blkwriter_add(w, blkaddr, nodes[i]);
 		/* An empty root leaf has no key: its pointer is never used. */
 		memset(&key, 0, sizeof(key));
 		if (czfs_node_nritems(nodes[i]))
 			czfs_node_key(nodes[i], 0, &key);
 		czfs_node_make_ptr(&ptrs[i], &key, blkaddr, b->gen);
 	}
+	return err;
+}
+
+/* Place, seal and write one level. */
+static int write_level(struct czfs_btree_builder *b, uint8_t **nodes, size_t n,
+		       struct czfs_node_ptr *ptrs)
+{
+	struct czfs_blkwriter w;
+	int err = czfs_blkwriter_init(&w, b->bdev, BUILD_RUN_BLOCKS);
+
+	if (!err)
+		err = place_nodes(b, &w, nodes, n, ptrs);
 	if (!err)
 		err = czfs_blkwriter_flush(&w);
 	czfs_blkwriter_free(&w);
+	return err;
+}
+
+/* ---- leaf packs ---------------------------------------------------------- */
+
+struct pack_ctx {
+	struct czfs_blkwriter w;
+	struct czfs_codec *codec;
+	uint8_t *src, *dst;		/* CZFS_LEAFPACK_MAX, - 1 blocks */
+};
+
+/* n consecutive leaves of one parent in one pack, or plain when that does
+ * not save a block. */
+static int write_group(struct czfs_btree_builder *b, struct pack_ctx *pc,
+		       uint8_t **nodes, unsigned n, struct czfs_node_ptr *ptrs)
+{
+	struct czfs_key key;
+	uint64_t base;
+	int nb, err;
+
+	if (n < 2)
+		return place_nodes(b, &pc->w, nodes, n, ptrs);
+	for (unsigned i = 0; i < n; i++) {
+		czfs_node_set_addr(nodes[i], czfs_leafpack_self(
+				   czfs_leafpack_ptr(0, 1, i)), b->gen);
+		czfs_node_seal(nodes[i]);
+		memcpy(pc->src + (size_t)i * CZFS_BLOCK_SIZE, nodes[i],
+		       CZFS_BLOCK_SIZE);
+	}
+	nb = czfs_leafpack_encode(pc->codec, b->pack_alg, b->pack_level,
+				  pc->src, n, b->gen, pc->dst);
+	if (nb < 0)
+		return nb;
+	if (!nb)
+		return place_nodes(b, &pc->w, nodes, n, ptrs);
+	err = b->alloc->alloc(b->alloc, (uint64_t)nb, &base);
+	if (err)
+		return err;
+	for (int i = 0; i < nb; i++)
+		b->taken[b->ntaken++] = base + (uint64_t)i;
+	czfs_leafpack_seal(pc->dst, base);
+	for (int i = 0; i < nb && !err; i++)
+		err = czfs_blkwriter_add(&pc->w, base + (uint64_t)i,
+					 pc->dst + (size_t)i * CZFS_BLOCK_SIZE);
+	for (unsigned i = 0; i < n; i++) {
+		czfs_node_key(nodes[i], 0, &key);
+		czfs_node_make_ptr(&ptrs[i], &key,
+				   czfs_leafpack_ptr(base, (unsigned)nb, i), b->gen);
+	}
+	b->st.packs++;
+	b->st.packed_leaves += n;
+	b->st.pack_blocks += (uint64_t)nb;
+	return err;
+}
+
+/*
+ * The leaves, in packs of consecutive children of one parent: the parents
+ * are cut as build_parents will cut them, and each parent's leaves into
+ * as few even packs as hold them.
+ */
+static int write_leaves_packed(struct czfs_btree_builder *b, uint8_t **nodes,
+			       size_t n, struct czfs_node_ptr *ptrs)
+{
+	size_t parents = DIV_ROUND_UP(n, CZFS_NODE_MAX_PTRS), at = 0;
+	struct pack_ctx pc = { .codec = czfs_codec_new() };
+	int err = czfs_blkwriter_init(&pc.w, b->bdev, BUILD_RUN_BLOCKS);
+
+	if (!err && (posix_memalign((void **)&pc.src, CZFS_BLOCK_SIZE,
+				    CZFS_LEAFPACK_MAX * CZFS_BLOCK_SIZE) ||
+		     posix_memalign((void **)&pc.dst, CZFS_BLOCK_SIZE,
+				    CZFS_LEAFPACK_MAX * CZFS_BLOCK_SIZE)))
+		err = -ENOMEM;
+	if (!pc.codec)
+		err = -ENOMEM;
+	for (size_t p = 0; p < parents && !err; p++) {
+		size_t take = n / parents + (p < n % parents);
+		size_t npacks = DIV_ROUND_UP(take, CZFS_LEAFPACK_MAX);
+
+		for (size_t k = 0; k < npacks && !err; k++) {
+			unsigned cnt = (unsigned)(take / npacks + (k < take % npacks));
+
+			err = write_group(b, &pc, nodes + at, cnt, ptrs + at);
+			at += cnt;
+		}
+	}
+	if (!err)
+		err = czfs_blkwriter_flush(&pc.w);
+	czfs_blkwriter_free(&pc.w);
+	czfs_codec_free(pc.codec);
+	free(pc.src);
+	free(pc.dst);
 	return err;
 }
 
@@ -244,8 +364,12 @@ static int build_tree(struct czfs_btree_builder *b, struct czfs_node_ptr *ptrs,
 	unsigned level = 0;
 	int err;
 
+	b->st.leaves = n;
 	for (;;) {
-		err = write_level(b, nodes, n, ptrs);
+		if (!level && n > 1 && b->pack_alg != CZFS_ALG_NONE)
+			err = write_leaves_packed(b, nodes, n, ptrs);
+		else
+			err = write_level(b, nodes, n, ptrs);
 		if (nodes != b->leaves)
 			free_nodes(nodes, n);
 		if (err)

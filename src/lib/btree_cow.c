@@ -44,10 +44,12 @@ static int check_change(const struct czfs_btree *t, const struct czfs_key *key,
 	return 0;
 }
 
-/* The node's block left the tree: give it back and forget the node. */
+/* The node's block left the tree: give it back and forget the node.  A
+ * packed leaf's blocks are its pack's, which unpack_apply frees. */
 static void retire(struct czfs_btree *t, struct czfs_node *node)
 {
-	t->alloc->free(t->alloc, node->blkaddr, 1);
+	if (!czfs_leafpack_is(node->blkaddr))
+		t->alloc->free(t->alloc, node->blkaddr, 1);
 	czfs_nodecache_drop(t->nc, node, &t->dirty_list);
 }
 
@@ -88,23 +90,147 @@ static void relink(struct czfs_btree *t, struct czfs_btree_path *path,
 			    t->trans_gen);
 }
 
+/*
+ * A level-1 node that is copied takes its packed children out of their
+ * leaf packs (czfs_fs.h): each becomes a plain leaf on a new block, and
+ * each pack is freed, so that no node written after mkfs points into a
+ * pack.  The leaves are read and the blocks taken before any edit.
+ */
+struct unpack {
+	struct czfs_node *old[CZFS_NODE_MAX_PTRS], *copy[CZFS_NODE_MAX_PTRS];
+	unsigned slot[CZFS_NODE_MAX_PTRS], n;
+	/* Packs with a leaf that cannot be read: that leaf stays packed
+	 * (the damage does not spread), and the pack is not freed. */
+	uint64_t kept[CZFS_NODE_MAX_PTRS];
+	unsigned nkept;
+};
+
+static bool in_list(const uint64_t *list, unsigned n, uint64_t v)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (list[i] == v)
+			return true;
+	return false;
+}
+
+static void unpack_release(struct czfs_btree *t, struct unpack *u)
+{
+	for (unsigned k = 0; k < u->n; k++) {
+		retire(t, u->copy[k]);
+		czfs_node_put(t->nc, u->copy[k]);
+		czfs_node_put(t->nc, u->old[k]);
+	}
+	u->n = 0;
+}
+
+static int unpack_prepare(struct czfs_btree *t, const struct czfs_node *parent,
+			  struct unpack *u)
+{
+	unsigned n = czfs_node_nritems(parent->data);
+	int err = 0;
+
+	u->n = u->nkept = 0;
+	for (unsigned i = 0; i < n && !err; i++) {
+		uint64_t addr, gen;
+
+		czfs_node_child(parent->data, i, &addr, &gen);
+		if (!czfs_leafpack_is(addr))
+			continue;
+		err = czfs_node_get(t->nc, addr, gen, 0, &u->old[u->n]);
+		if (err == -EFSCORRUPTED || err == -EIO) {
+			u->kept[u->nkept++] = czfs_leafpack_base(addr);
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		err = new_node(t, &u->copy[u->n]);
+		if (err) {
+			czfs_node_put(t->nc, u->old[u->n]);
+			break;
+		}
+		u->slot[u->n++] = i;
+	}
+	if (err)
+		unpack_release(t, u);
+	return err;
+}
+
+static void unpack_apply(struct czfs_btree *t, struct czfs_btree_path *path,
+			 struct czfs_node *parent, struct unpack *u)
+{
+	uint64_t freed[CZFS_NODE_MAX_PTRS];
+	unsigned nfreed = 0;
+
+	for (unsigned k = 0; k < u->n; k++) {
+		struct czfs_node *old = u->old[k], *copy = u->copy[k];
+		uint64_t base = czfs_leafpack_base(old->blkaddr);
+
+		memcpy(copy->data, old->data, CZFS_BLOCK_SIZE);
+		czfs_node_set_addr(copy->data, copy->blkaddr, t->trans_gen);
+		czfs_node_set_child(parent->data, u->slot[k], copy->blkaddr,
+				    t->trans_gen);
+		if (!in_list(freed, nfreed, base) &&
+		    !in_list(u->kept, u->nkept, base)) {
+			t->alloc->free(t->alloc, base,
+				       czfs_leafpack_nblocks(old->blkaddr));
+			freed[nfreed++] = base;
+		}
+		if (path->nodes[0] == old) {
+			/* The path's leaf: the path holds the copy now. */
+			czfs_node_put(t->nc, old);
+			path->nodes[0] = copy;
+		} else {
+			czfs_node_put(t->nc, copy);
+		}
+		retire(t, old);
+		czfs_node_put(t->nc, old);
+	}
+	u->n = 0;
+}
+
+static bool has_packed_children(const struct czfs_node *node)
+{
+	unsigned n = czfs_node_nritems(node->data);
+
+	if (czfs_node_level(node->data) != 1)
+		return false;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t addr, gen;
+
+		czfs_node_child(node->data, i, &addr, &gen);
+		if (czfs_leafpack_is(addr))
+			return true;
+	}
+	return false;
+}
+
 static int cow_node(struct czfs_btree *t, struct czfs_btree_path *path,
 		    unsigned level)
 {
 	struct czfs_node *old = path->nodes[level], *copy;
+	struct unpack u = { .n = 0 };
 	int err;
 
 	if (!needs_copy(t, old))
 		return 0;
+	if (has_packed_children(old)) {
+		err = unpack_prepare(t, old, &u);
+		if (err)
+			return err;
+	}
 	err = new_node(t, &copy);
-	if (err)
+	if (err) {
+		unpack_release(t, &u);
 		return err;
+	}
 	memcpy(copy->data, old->data, CZFS_BLOCK_SIZE);
 	czfs_node_set_addr(copy->data, copy->blkaddr, t->trans_gen);
 	relink(t, path, level, copy);
 	retire(t, old);
 	czfs_node_put(t->nc, old);
 	path->nodes[level] = copy;
+	unpack_apply(t, path, copy, &u);
 	return 0;
 }
 
@@ -511,7 +637,8 @@ static int try_neighbour(struct czfs_btree *t, const struct czfs_node *parent,
 	*out = NULL;
 	if (err)
 		return err;
-	if (fill + node_fill(nb->data) <= cap)
+	/* Packed children stay under the node mkfs made (see unpack). */
+	if (fill + node_fill(nb->data) <= cap && !has_packed_children(nb))
 		*out = nb;
 	else
 		czfs_node_put(t->nc, nb);

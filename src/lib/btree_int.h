@@ -87,6 +87,30 @@ int czfs_nodecache_dirty_array(struct czfs_node *dirty_list,
 void czfs_nodecache_clean(struct czfs_nodecache *nc,
 			  struct czfs_node **dirty_list);
 
+/* ---- btree_leafpack.c: leaves compressed together ---------------------- */
+
+struct czfs_codec;
+
+/*
+ * Compress the n sealed leaves at leaves (2..CZFS_LEAFPACK_MAX, each with
+ * czfs_leafpack_self() of its pointer as blkaddr) into dst, header first;
+ * dst holds n - 1 blocks.  Returns the blocks the pack takes, 0 when it
+ * would not save a block, or -ENOMEM / -EINVAL.  czfs_leafpack_seal then
+ * writes its address and checksum.
+ */
+int czfs_leafpack_encode(struct czfs_codec *codec, int alg, int level,
+			 const uint8_t *leaves, unsigned n, uint64_t gen,
+			 uint8_t *dst);
+void czfs_leafpack_seal(uint8_t *pack, uint64_t base);
+/*
+ * Check the pack read from the blocks ptr names and decode its leaves
+ * into out (CZFS_LEAFPACK_MAX blocks).  The leaves themselves are for
+ * czfs_node_check.  0, -EFSCORRUPTED (logged) or -ENOMEM.
+ */
+int czfs_leafpack_decode(const uint8_t *pack, uint64_t ptr,
+			 struct czfs_codec *codec, uint8_t *out,
+			 unsigned *nleaves);
+
 /* ---- btree.c: descending ----------------------------------------------- */
 
 /*

@@ -343,7 +343,10 @@ static int check_internal(const void *blk, uint64_t blkaddr,
 		memcpy(&p, ptr_pos(blk, i), sizeof(p));
 		child = le64_to_cpu(p.blkaddr);
 		cgen = le64_to_cpu(p.generation);
-		if (child < CZFS_FIRST_DATA_BLKADDR || child >= max_blocks)
+		if (czfs_leafpack_is(child) && czfs_node_level(blk) != 1)
+			return node_bad(blkaddr, "child %u: a leaf pack pointer above level 1",
+					i);
+		if (!czfs_node_ptr_in(child, CZFS_FIRST_DATA_BLKADDR, max_blocks))
 			return node_bad(blkaddr, "child %u blkaddr %llu outside [%u, %llu)",
 					i, (unsigned long long)child,
 					CZFS_FIRST_DATA_BLKADDR,

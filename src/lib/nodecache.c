@@ -11,6 +11,8 @@
  * parallel; if another thread inserted the same block meanwhile, its node
  * wins and ours is thrown away.  A miss with readahead reads its window
  * into the cache's one window buffer, under win_lock (taken before lock).
+ * A miss of a packed leaf decodes its whole pack, under win_lock too, and
+ * keeps every leaf of it.
  */
 #include "config.h"
 
@@ -19,6 +21,7 @@
 
 #include "bdev.h"
 #include "btree_int.h"
+#include "compress.h"
 #include "log.h"
 #include "util.h"
 
@@ -40,7 +43,10 @@ struct czfs_nodecache {
 	pthread_mutex_t win_lock;
 	uint8_t *win;
 	size_t win_size;
-	unsigned long long hits, misses, evictions, ra_nodes;
+	/* Decoding leaf packs, under win_lock: made at the first pack. */
+	struct czfs_codec *codec;
+	uint8_t *pack_out;		/* CZFS_LEAFPACK_MAX blocks */
+	unsigned long long hits, misses, evictions, ra_nodes, packs;
 };
 
 static size_t bucket_of(const struct czfs_nodecache *nc, uint64_t blkaddr)
@@ -211,6 +217,8 @@ void czfs_nodecache_destroy(struct czfs_nodecache *nc)
 	}
 	free(nc->table);
 	free(nc->win);
+	free(nc->pack_out);
+	czfs_codec_free(nc->codec);
 	pthread_mutex_destroy(&nc->win_lock);
 	pthread_mutex_destroy(&nc->lock);
 	free(nc);
@@ -257,28 +265,35 @@ static int verify_cached(struct czfs_nodecache *nc, struct czfs_node *n,
  * waited for the window then finds it (the asker's own copy loses to it).
  * A block that fails the full check is left out (logged).
  */
+/* Keep a checked node read beside the one asked for, unless cached. */
+static void keep_clean(struct czfs_nodecache *nc, const uint8_t *blk,
+		       uint64_t addr)
+{
+	struct czfs_node *node;
+
+	pthread_mutex_lock(&nc->lock);
+	node = hash_find(nc, addr) ? NULL : node_alloc(addr);
+	if (node) {
+		memcpy(node->data, blk, CZFS_BLOCK_SIZE);
+		hash_add(nc, node);
+		list_add(&nc->lru_head, &nc->lru_tail, node);
+		nc->nclean++;
+		nc->ra_nodes++;
+		evict_excess(nc);
+	}
+	pthread_mutex_unlock(&nc->lock);
+}
+
 static void keep_window(struct czfs_nodecache *nc, const uint8_t *buf,
 			uint64_t first, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		const uint8_t *blk = buf + ((size_t)i << CZFS_BLOCK_SHIFT);
 		uint64_t addr = first + i;
-		struct czfs_node *node;
 
-		if (!czfs_node_is_sealed_at(blk, addr) ||
-		    czfs_node_check(blk, addr, 0, -1, nc->max_blocks))
-			continue;
-		pthread_mutex_lock(&nc->lock);
-		node = hash_find(nc, addr) ? NULL : node_alloc(addr);
-		if (node) {
-			memcpy(node->data, blk, CZFS_BLOCK_SIZE);
-			hash_add(nc, node);
-			list_add(&nc->lru_head, &nc->lru_tail, node);
-			nc->nclean++;
-			nc->ra_nodes++;
-			evict_excess(nc);
-		}
-		pthread_mutex_unlock(&nc->lock);
+		if (czfs_node_is_sealed_at(blk, addr) &&
+		    !czfs_node_check(blk, addr, 0, -1, nc->max_blocks))
+			keep_clean(nc, blk, addr);
 	}
 }
 
@@ -366,6 +381,53 @@ static int read_block(struct czfs_nodecache *nc, struct czfs_node *n)
 			      blkaddr << CZFS_BLOCK_SHIFT);
 }
 
+/*
+ * A missed leaf of a pack: read and decode the pack (win_lock held), copy
+ * the leaf into n->data and keep its siblings, which a walk of the tree
+ * asks for next.  A sibling that fails its check is left out (logged).
+ */
+static int read_pack(struct czfs_nodecache *nc, struct czfs_node *n)
+{
+	uint64_t ptr = n->blkaddr, base = czfs_leafpack_base(ptr);
+	unsigned nb = czfs_leafpack_nblocks(ptr), idx = czfs_leafpack_index(ptr);
+	unsigned count, i;
+	uint8_t *raw;
+	int err;
+
+	if (copy_cached(nc, ptr, n->data))
+		return 0;
+	if (!nc->codec)
+		nc->codec = czfs_codec_new();
+	if (!nc->pack_out && posix_memalign((void **)&nc->pack_out,
+					    CZFS_BLOCK_SIZE,
+					    CZFS_LEAFPACK_MAX * CZFS_BLOCK_SIZE))
+		nc->pack_out = NULL;
+	raw = window_buf(nc, (size_t)nb << CZFS_BLOCK_SHIFT);
+	if (!nc->codec || !nc->pack_out || !raw)
+		return -ENOMEM;
+	err = czfs_bdev_read(nc->bdev, raw, (size_t)nb << CZFS_BLOCK_SHIFT,
+			     base << CZFS_BLOCK_SHIFT);
+	if (!err)
+		err = czfs_leafpack_decode(raw, ptr, nc->codec, nc->pack_out,
+					   &count);
+	if (err)
+		return err;
+	memcpy(n->data, nc->pack_out + ((size_t)idx << CZFS_BLOCK_SHIFT),
+	       CZFS_BLOCK_SIZE);
+	for (i = 0; i < count; i++) {
+		const uint8_t *blk = nc->pack_out + ((size_t)i << CZFS_BLOCK_SHIFT);
+		uint64_t sib = czfs_leafpack_ptr(base, nb, i);
+
+		if (i != idx && !czfs_node_check(blk, czfs_leafpack_self(sib), 0,
+						 0, nc->max_blocks))
+			keep_clean(nc, blk, sib);
+	}
+	pthread_mutex_lock(&nc->lock);
+	nc->packs++;
+	pthread_mutex_unlock(&nc->lock);
+	return 0;
+}
+
 static int read_node(struct czfs_nodecache *nc, uint64_t blkaddr,
 		     uint64_t want_gen, int want_level, struct czfs_node **out)
 {
@@ -374,14 +436,21 @@ static int read_node(struct czfs_nodecache *nc, uint64_t blkaddr,
 
 	if (!n)
 		return -ENOMEM;
-	err = read_block(nc, n);
+	if (czfs_leafpack_is(blkaddr)) {
+		pthread_mutex_lock(&nc->win_lock);
+		err = read_pack(nc, n);
+		pthread_mutex_unlock(&nc->win_lock);
+	} else {
+		err = read_block(nc, n);
+	}
 	if (err) {
 		czfs_err("node %llu: read failed: %s",
 			 (unsigned long long)blkaddr, strerror(-err));
 		goto out_free;
 	}
-	err = czfs_node_check(n->data, blkaddr, want_gen, want_level,
-			      nc->max_blocks);
+	err = czfs_node_check(n->data, czfs_leafpack_is(blkaddr) ?
+				       czfs_leafpack_self(blkaddr) : blkaddr,
+			      want_gen, want_level, nc->max_blocks);
 	if (err)
 		goto out_free;
 	n->refs = 1;
@@ -409,7 +478,7 @@ int czfs_node_get(struct czfs_nodecache *nc, uint64_t blkaddr,
 	struct czfs_node *n, *other;
 	int err;
 
-	if (blkaddr < CZFS_FIRST_DATA_BLKADDR || blkaddr >= nc->max_blocks) {
+	if (!czfs_node_ptr_in(blkaddr, CZFS_FIRST_DATA_BLKADDR, nc->max_blocks)) {
 		czfs_err("node %llu: address outside [%u, %llu)",
 			 (unsigned long long)blkaddr, CZFS_FIRST_DATA_BLKADDR,
 			 (unsigned long long)nc->max_blocks);
@@ -471,6 +540,7 @@ void czfs_nodecache_stats(struct czfs_nodecache *nc,
 	st->nodes = nc->nnodes;
 	st->dirty = nc->ndirty;
 	st->readahead = nc->ra_nodes;
+	st->packs = nc->packs;
 	pthread_mutex_unlock(&nc->lock);
 }
 

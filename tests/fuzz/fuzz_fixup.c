@@ -165,6 +165,21 @@ static void fix_leaf(struct img *im, uint8_t *blk)
 	}
 }
 
+/* A leaf pack's checksum covers its header (checksum zeroed) and payload;
+ * the leaves inside stay as mutated, for their own checks to find. */
+static void fix_leafpack(struct img *im, uint64_t a)
+{
+	uint8_t *b = im->p + a * BLK, hdr[sizeof(struct czfs_leafpack)];
+	uint64_t clen = get32(b + offsetof(struct czfs_leafpack, clen));
+
+	if (sizeof(hdr) + clen > (im->nblocks - a) * BLK)
+		return;
+	memcpy(hdr, b, sizeof(hdr));
+	memset(hdr + 4, 0, 4);
+	put32(b + 4, czfs_crc32c(czfs_crc32c(0, hdr, sizeof(hdr)),
+				 b + sizeof(hdr), (size_t)clen));
+}
+
 /* ---- space map ------------------------------------------------------------- */
 
 static void fix_index(struct img *im, uint8_t *blk)
@@ -208,6 +223,8 @@ void czfs_fuzz_fixup(uint8_t *img, size_t size)
 		b = img + a * BLK;
 		if (get32(b + 4) == CZFS_NODE_MAGIC)
 			put32(b, csum_first(b, BLK));
+		else if (get32(b) == CZFS_LEAFPACK_MAGIC)
+			fix_leafpack(&im, a);
 	}
 	for (uint64_t a = CZFS_FIRST_DATA_BLKADDR; a < im.nblocks; a++) {
 		b = img + a * BLK;

@@ -5,11 +5,14 @@
 . "$top_srcdir/tests/integration/lib.sh"
 require_fuse
 LOCATE="$top_builddir/tests/czfs-locate"
+DUMP="$top_builddir/dump/dump.czfs"
 
 sample_files "$T/src" "text docs"
 mkdir -p "$T/src/many"
 (cd "$T/src/many" && seq -f 'f%04g' 1 3000 | xargs touch)
-"$MKFS" -q -C 16k -d "$T/src" "$T/good"
+# plain leaves, to damage one leaf; leaf packs (the default) below
+"$MKFS" -q -C 16k --plain-leaves -d "$T/src" "$T/good"
+"$MKFS" -q -C 16k -d "$T/src" "$T/packed"
 
 # flip BYTE at byte offset OFF of image copy IMG (xor 0xff)
 flip() {
@@ -82,12 +85,32 @@ cmp "$T/src/docs" "$T/mnt/docs" || fail "another file"
 czfs_log "$T/mnt" | grep -q "block $blk" || fail "no log line naming block $blk"
 czfs_umount "$T/mnt"
 
+note "a damaged leaf pack fails the leaves it holds, not the others"
+pack=$("$LOCATE" "$T/packed" many/f2500 leaf)
+textpack=$("$LOCATE" "$T/packed" text leaf)
+[ "$pack" != "$textpack" ] || fail "test tree too small: one leaf pack"
+"$DUMP" "$T/packed" | grep -q "leaf_packs: [1-9]" || fail "no leaf packs"
+cp "$T/packed" "$T/bad"; flip "$T/bad" $(( pack * 4096 + 2000 ))
+czfs_mount "$T/bad" "$T/mnt"
+! stat "$T/mnt/many/f2500" 2>"$T/err" || fail "stat in a damaged leaf pack worked"
+grep -q "Input/output error" "$T/err" || fail "stat error: $(cat "$T/err")"
+cmp "$T/src/text" "$T/mnt/text" || fail "a file outside the damaged pack became unreadable"
+czfs_log "$T/mnt" | grep -q "leaf pack at $pack: bad checksum" ||
+	fail "no log line for the damaged pack"
+czfs_umount "$T/mnt"
+
 note "random byte flips in metadata never crash or hang"
 meta_start=$("$LOCATE" "$T/good" many/f0001 leaf)
 size_blocks=$(( $(stat -c %s "$T/good") / 4096 ))
+pmeta_start=$("$LOCATE" "$T/packed" many/f0001 leaf)
+psize_blocks=$(( $(stat -c %s "$T/packed") / 4096 ))
 for i in $(seq 1 "${CZFS_FLIPS:-30}"); do
-	cp "$T/good" "$T/bad"
-	off=$(( (meta_start + RANDOM % (size_blocks - meta_start)) * 4096 + RANDOM % 4096 ))
+	img=$T/good start=$meta_start end=$size_blocks
+	if [ $((i % 3)) = 0 ]; then	# a third of them in a packed image
+		img=$T/packed start=$pmeta_start end=$psize_blocks
+	fi
+	cp "$img" "$T/bad"
+	off=$(( (start + RANDOM % (end - start)) * 4096 + RANDOM % 4096 ))
 	flip "$T/bad" "$off"
 	"$FUSE" "$T/bad" "$T/mnt" -f 2>"$T/flip.log" &
 	pid=$!

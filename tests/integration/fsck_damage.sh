@@ -18,7 +18,9 @@ head -c 40000 /dev/urandom >"$T/src/rand"
 setfattr -n user.s -v small "$T/src/d1"
 setfattr -n user.big -v "0x$(head -c 3000 /dev/urandom | xxd -p | tr -d '\n')" "$T/src/single"
 # room to grow: repairs are transactions and need free blocks
-"$MKFS" -q -s 64M -C 16k -d "$T/src" "$T/good"
+# plain leaves, to damage one leaf; leaf packs (the default) further down
+"$MKFS" -q -s 64M -C 16k --plain-leaves -d "$T/src" "$T/good"
+"$MKFS" -q -s 64M -C 16k -d "$T/src" "$T/packed"
 [ "$("$LOCATE" "$T/good" - rootlevel)" -ge 2 ] || fail "test tree too small: no internal node below the root"
 
 
@@ -104,6 +106,35 @@ expect_fsck "$T/bad" 4 "node [0-9]*: damaged; the items from key"
 	fail "the problems changed after writes beside the damage: $out"
 czfs_mount "$T/bad" "$T/mnt" -o ro
 cmp <(echo new) "$T/mnt/d1/new" || fail "the write beside the damage is lost"
+czfs_umount "$T/mnt"
+
+note "a leaf pack"
+# one in the middle: new inodes go to the last leaf, d1's entries to its own
+pack=$("$LOCATE" "$T/packed" many/f1000 leaf)
+for other in text d1 many/f0001 many/f3000; do
+	[ "$pack" != "$("$LOCATE" "$T/packed" "$other" leaf)" ] ||
+		fail "test tree too small: $other is in the pack of many/f1000"
+done
+expect_fsck "$T/packed" 0 "clean"
+cp "$T/packed" "$T/bad"
+flip_block "$T/bad" "$pack" 3000
+expect_fsck "$T/bad" 4 "leaf pack at $pack: bad checksum"
+grep -q "node [0-9]*: damaged; the items from key" <<<"$out" || fail "no lost-items line: $out"
+before=$(grep "^fsck.czfs: [a-z]" <<<"$out" | grep -v "problem")
+czfs_mount "$T/bad" "$T/mnt"
+expect_eio stat "$T/mnt/many/f1000"
+cmp "$T/src/text" "$T/mnt/text" || fail "text unreadable"
+# changes under the same parents store the other packed leaves plain;
+# the damaged pack stays as it is, still referenced
+for i in $(seq 1 50); do echo "$i" >"$T/mnt/d1/w$i" || fail "write $i beside the damaged pack"; done
+rm -f "$T/mnt/many/f0001" || fail "a change beside the damaged pack"
+czfs_umount "$T/mnt"
+expect_fsck "$T/bad" 4 "leaf pack at $pack: bad checksum"
+[ "$(grep "^fsck.czfs: [a-z]" <<<"$out" | grep -v "problem")" = "$before" ] ||
+	fail "the problems changed after writes beside the damaged pack: $out"
+czfs_mount "$T/bad" "$T/mnt" -o ro
+cmp <(echo 50) "$T/mnt/d1/w50" || fail "a write beside the damaged pack is lost"
+[ ! -e "$T/mnt/many/f0001" ] || fail "the unlink beside the damaged pack is lost"
 czfs_umount "$T/mnt"
 
 node=$("$LOCATE" "$T/good" many/f2500 node 1)

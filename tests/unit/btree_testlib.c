@@ -9,6 +9,7 @@
 #include "bdev.h"
 #include "btree_int.h"
 #include "btree_testlib.h"
+#include "compress.h"
 #include "util.h"
 
 uint64_t tl_rnd(uint64_t *state)
@@ -144,6 +145,12 @@ void env_set_root(struct env *e, uint64_t root, unsigned level, uint64_t gen)
 
 void env_build(struct env *e, const struct model *m, uint64_t gen)
 {
+	env_build_packed(e, m, gen, CZFS_ALG_NONE, NULL);
+}
+
+void env_build_packed(struct env *e, const struct model *m, uint64_t gen,
+		      int alg, struct czfs_btree_build_stats *st)
+{
 	struct czfs_btree_builder *b;
 	uint8_t buf[CZFS_MAX_ITEM_SIZE];
 	uint64_t root, old = e->t.root_blkaddr;
@@ -151,6 +158,7 @@ void env_build(struct env *e, const struct model *m, uint64_t gen)
 
 	TL_ASSERT(e->t.root_level == 0);
 	TL_ASSERT(czfs_btree_builder_new(e->bdev, &e->ta.a, gen, &b) == 0);
+	czfs_btree_builder_pack_leaves(b, alg, 0);
 	for (size_t i = 0; i < m->n; i++) {
 		const struct mitem *it = &m->v[i];
 		int err;
@@ -160,6 +168,8 @@ void env_build(struct env *e, const struct model *m, uint64_t gen)
 		TL_ASSERT(err == 0, "item %zu: %d", i, err);
 	}
 	TL_ASSERT(czfs_btree_builder_finish(b, &root, &level) == 0);
+	if (st)
+		czfs_btree_builder_stats(b, st);
 	czfs_btree_builder_free(b);
 	e->ta.a.free(&e->ta.a, old, 1);
 	czfs_nodecache_forget(e->nc, old);
@@ -201,6 +211,11 @@ void tv_fill(const struct czfs_key *k, unsigned salt, void *buf, unsigned size)
 		     (uint64_t)salt * 0x94d049bb133111ebull ^ size;
 	uint8_t *b = buf;
 
+	if (salt & TV_TEXT) {
+		for (unsigned i = 0; i < size; i++)
+			b[i] = (uint8_t)('a' + (k->objectid + salt + i / 5) % 11);
+		return;
+	}
 	for (unsigned i = 0; i < size; i++) {
 		if (i % 8 == 0)
 			tl_rnd(&s);
@@ -343,7 +358,29 @@ struct walker {
 	const uint8_t *dev;
 	uint8_t *reach;
 	struct walk_result *res;
+	struct czfs_codec *codec;
+	uint8_t *pack;			/* a decoded leaf pack */
 };
+
+/* A leaf in a leaf pack: its pack's blocks are reached at its leaf 0. */
+static const uint8_t *packed_leaf(struct walker *w, uint64_t ptr)
+{
+	uint64_t base = czfs_leafpack_base(ptr);
+	unsigned nb = czfs_leafpack_nblocks(ptr), count;
+
+	TL_ASSERT(base >= CZFS_FIRST_DATA_BLKADDR && base + nb <= w->e->max_blocks &&
+		  (base + nb) * CZFS_BLOCK_SIZE <= w->e->bdev->size,
+		  "leaf pack %llu+%u", (unsigned long long)base, nb);
+	for (unsigned i = 0; i < nb; i++) {
+		TL_ASSERT(w->reach[base + i] == !!czfs_leafpack_index(ptr),
+			  "leaf pack %llu: leaf %u reached out of turn",
+			  (unsigned long long)base, czfs_leafpack_index(ptr));
+		w->reach[base + i] = 1;
+	}
+	TL_ASSERT(czfs_leafpack_decode(w->dev + base * CZFS_BLOCK_SIZE, ptr,
+				       w->codec, w->pack, &count) == 0);
+	return w->pack + (size_t)czfs_leafpack_index(ptr) * CZFS_BLOCK_SIZE;
+}
 
 static void check_bounds(const void *blk, uint64_t addr,
 			 const struct czfs_key *lo, const struct czfs_key *hi)
@@ -369,15 +406,25 @@ static void walk_node(struct walker *w, uint64_t addr, uint64_t gen,
 	const uint8_t *blk;
 	unsigned n;
 
-	TL_ASSERT(addr >= CZFS_FIRST_DATA_BLKADDR && addr < w->e->max_blocks &&
-		  (addr + 1) * CZFS_BLOCK_SIZE <= w->e->bdev->size,
-		  "node address %llu", (unsigned long long)addr);
-	blk = w->dev + addr * CZFS_BLOCK_SIZE;
-	TL_ASSERT(!czfs_node_check(blk, addr, gen, (int)level, w->e->max_blocks),
-		  "node %llu does not check", (unsigned long long)addr);
-	TL_ASSERT(!w->reach[addr], "node %llu reached twice",
-		  (unsigned long long)addr);
-	w->reach[addr] = 1;
+	if (czfs_leafpack_is(addr)) {
+		TL_ASSERT(level == 0, "a pack pointer at level %u", level);
+		blk = packed_leaf(w, addr);
+		TL_ASSERT(!czfs_node_check(blk, czfs_leafpack_self(addr), gen, 0,
+					   w->e->max_blocks),
+			  "packed leaf %#llx does not check", (unsigned long long)addr);
+		w->res->packed++;
+	} else {
+		TL_ASSERT(addr >= CZFS_FIRST_DATA_BLKADDR && addr < w->e->max_blocks &&
+			  (addr + 1) * CZFS_BLOCK_SIZE <= w->e->bdev->size,
+			  "node address %llu", (unsigned long long)addr);
+		blk = w->dev + addr * CZFS_BLOCK_SIZE;
+		TL_ASSERT(!czfs_node_check(blk, addr, gen, (int)level,
+					   w->e->max_blocks),
+			  "node %llu does not check", (unsigned long long)addr);
+		TL_ASSERT(!w->reach[addr], "node %llu reached twice",
+			  (unsigned long long)addr);
+		w->reach[addr] = 1;
+	}
 	n = czfs_node_nritems(blk);
 	TL_ASSERT(root || n, "node %llu empty", (unsigned long long)addr);
 	check_bounds(blk, addr, lo, hi);
@@ -401,13 +448,18 @@ static void walk_node(struct walker *w, uint64_t addr, uint64_t gen,
 
 void walk_tree(struct env *e, uint8_t *reach, struct walk_result *res)
 {
-	struct walker w = { e, czfs_bdev_mem_data(e->bdev), reach, res };
+	struct walker w = { e, czfs_bdev_mem_data(e->bdev), reach, res,
+			    czfs_codec_new(),
+			    malloc(CZFS_LEAFPACK_MAX * CZFS_BLOCK_SIZE) };
 
+	ck_assert(w.codec && w.pack);
 	memset(res, 0, sizeof(*res));
 	ck_assert_uint_lt(e->t.root_level, CZFS_MAX_LEVEL);
 	res->levels = e->t.root_level + 1;
 	walk_node(&w, e->t.root_blkaddr, e->t.root_generation,
 		  e->t.root_level, NULL, NULL, true);
+	czfs_codec_free(w.codec);
+	free(w.pack);
 }
 
 void check_no_leaks(struct env *e)

@@ -76,6 +76,10 @@ void env_set_root(struct env *e, uint64_t root, unsigned level, uint64_t gen);
  * (whose single empty leaf goes back to the allocator). */
 struct model;
 void env_build(struct env *e, const struct model *m, uint64_t gen);
+/* The same with the leaves in leaf packs of alg (CZFS_ALG_NONE: plain);
+ * st (may be NULL) gets the builder's figures. */
+void env_build_packed(struct env *e, const struct model *m, uint64_t gen,
+		      int alg, struct czfs_btree_build_stats *st);
 /* A new node cache; the tree is read again from its committed root. */
 void env_reopen(struct env *e);
 void env_begin(struct env *e);
@@ -83,6 +87,9 @@ void env_commit(struct env *e);
 
 /* ---- values and the model ---------------------------------------------- */
 
+/* A value's bytes: random from key, salt and size, or, with TV_TEXT in
+ * salt, a few letters in runs (they compress). */
+#define TV_TEXT		0x40000000u
 void tv_fill(const struct czfs_key *k, unsigned salt, void *buf, unsigned size);
 bool tv_equal(const struct czfs_key *k, unsigned salt, const void *data,
 	      unsigned size);
@@ -113,6 +120,7 @@ void model_check_lookups(const struct model *m, struct czfs_btree *t,
 
 struct walk_result {
 	uint64_t nitems, nnodes;
+	uint64_t packed;		/* leaves reached in leaf packs */
 	unsigned levels;
 };
 

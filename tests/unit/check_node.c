@@ -528,7 +528,7 @@ static void read_everything(const uint8_t *b)
 		czfs_node_key(b, i, &k);
 		if (czfs_node_level(b)) {
 			czfs_node_child(b, i, &a, &g);
-			ck_assert(a >= CZFS_FIRST_DATA_BLKADDR && a < MAXB);
+			ck_assert(czfs_node_ptr_in(a, CZFS_FIRST_DATA_BLKADDR, MAXB));
 			continue;
 		}
 		const uint8_t *d = czfs_leaf_data(b, i, &size);

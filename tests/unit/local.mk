@@ -13,6 +13,7 @@ UNIT_TESTS = \
 	tests/unit/check_node \
 	tests/unit/check_btree \
 	tests/unit/check_btree_cow \
+	tests/unit/check_leafpack \
 	tests/unit/check_nodecache \
 	tests/unit/check_super \
 	tests/unit/check_checkpoint \
@@ -62,6 +63,7 @@ tests_unit_check_coldmap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/fuse
 BTREE_TESTLIB = tests/unit/btree_testlib.c tests/unit/btree_testlib.h
 tests_unit_check_btree_SOURCES = tests/unit/check_btree.c $(BTREE_TESTLIB)
 tests_unit_check_btree_cow_SOURCES = tests/unit/check_btree_cow.c $(BTREE_TESTLIB)
+tests_unit_check_leafpack_SOURCES = tests/unit/check_leafpack.c $(BTREE_TESTLIB)
 tests_unit_check_nodecache_SOURCES = tests/unit/check_nodecache.c $(BTREE_TESTLIB)
 
 # The memory runtime's modules (src/cache) link its library too.
