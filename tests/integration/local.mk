@@ -23,6 +23,7 @@ INTEGRATION_TESTS = \
 	tests/integration/fsck_damage.sh \
 	tests/integration/fsck_pack.sh \
 	tests/integration/fsck_runs.sh \
+	tests/integration/leafpack.sh \
 	tests/integration/dump.sh \
 	tests/integration/rw_basic.sh \
 	tests/integration/remote_http.sh \

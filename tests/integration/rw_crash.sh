@@ -29,7 +29,22 @@ mkdir -p "$side"
 [ "$RW_TARGET" = czfs ] ||
 	note "$RW_TARGET: no daemon to kill: the writers are killed instead (checks the harness only)"
 
-rw_setup 2G
+# czfs starts from mkfs -d of a tree of small files: its metadata leaves are
+# in leaf packs, so the writes copy their parents out of them as they go
+# (czfs(5) "Leaf packs"), crash after crash; the tree must not change.
+seed=$T/seed
+mkdir -p "$seed/a" "$seed/b"
+(cd "$seed/a" && seq -f 'seed-file-%05g' 1 1500 | xargs touch)
+for i in $(seq 1 300); do echo "seed $i" >"$seed/b/s$i"; done
+if [ "$RW_TARGET" = czfs ]; then
+	"$MKFS" -q -d "$seed" "$T/probe.img"
+	"$top_builddir/dump/dump.czfs" "$T/probe.img" | grep -q "leaf_packs: [1-9]" ||
+		fail "the seed tree makes no leaf packs"
+	rw_setup 2G -d "$seed"
+else
+	rw_setup 2G
+	cp -a "$seed/a" "$seed/b" "$M/"
+fi
 
 crash() {
 	if [ "$RW_TARGET" = czfs ]; then
@@ -79,5 +94,7 @@ if [ "$RW_TARGET" != czfs ]; then
 	fi
 	grep -q "block 0" "$T/selftest.err" || fail "the verifier failed for another reason"
 fi
+diff -r "$seed/a" "$M/a" >&2 || fail "the seed tree changed"
+diff -r "$seed/b" "$M/b" >&2 || fail "the seed tree changed"
 rw_umount
 rw_fsck
