@@ -90,7 +90,7 @@ pack=$("$LOCATE" "$T/packed" many/f2500 leaf)
 textpack=$("$LOCATE" "$T/packed" text leaf)
 [ "$pack" != "$textpack" ] || fail "test tree too small: one leaf pack"
 "$DUMP" "$T/packed" | grep -q "leaf_packs: [1-9]" || fail "no leaf packs"
-cp "$T/packed" "$T/bad"; flip "$T/bad" $(( pack * 4096 + 2000 ))
+cp "$T/packed" "$T/bad"; flip "$T/bad" $(( pack * 4096 + 40 ))	# in the payload
 czfs_mount "$T/bad" "$T/mnt"
 ! stat "$T/mnt/many/f2500" 2>"$T/err" || fail "stat in a damaged leaf pack worked"
 grep -q "Input/output error" "$T/err" || fail "stat error: $(cat "$T/err")"
