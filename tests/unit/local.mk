@@ -36,6 +36,7 @@ UNIT_TESTS = \
 	tests/unit/check_url \
 	tests/unit/check_rcache \
 	tests/unit/check_prefetch \
+	tests/unit/check_runs \
 	tests/unit/check_coldmap
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -56,6 +57,10 @@ tests_unit_check_slice_SOURCES = tests/unit/check_slice.c $(FS_TESTLIB)
 tests_unit_check_prefetch_SOURCES = tests/unit/check_prefetch.c \
 	mkfs/prefetch.c mkfs/prefetch.h
 tests_unit_check_prefetch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mkfs
+# mkfs's runs of slices, with its block writer.
+tests_unit_check_runs_SOURCES = tests/unit/check_runs.c \
+	mkfs/runs.c mkfs/runs.h mkfs/writer.c mkfs/writer.h
+tests_unit_check_runs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mkfs
 tests_unit_check_coldmap_SOURCES = tests/unit/check_coldmap.c \
 	src/fuse/coldmap.c src/fuse/coldmap.h
 tests_unit_check_coldmap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/fuse
