@@ -301,6 +301,16 @@ bool czfs_ccache_contains(struct czfs_ccache *cc, uint64_t ino, uint64_t idx)
 	return found;
 }
 
+bool czfs_ccache_live(struct czfs_ccache *cc, const struct czfs_centry *e)
+{
+	bool live;
+
+	pthread_mutex_lock(&cc->lock);
+	live = !e->dead;
+	pthread_mutex_unlock(&cc->lock);
+	return live;
+}
+
 void czfs_ccache_invalidate(struct czfs_ccache *cc, uint64_t ino, uint64_t from)
 {
 	czfs_ccache_invalidate_range(cc, ino, from, UINT64_MAX);

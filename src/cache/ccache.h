@@ -140,6 +140,10 @@ void czfs_ccache_put_used(struct czfs_ccache *cc, struct czfs_centry *e);
 /* True if (ino, idx) is cached or being loaded. */
 bool czfs_ccache_contains(struct czfs_ccache *cc, uint64_t ino, uint64_t idx);
 
+/* True while e is in the hash (not invalidated, not failed): an entry a
+ * holder got before an invalidation is no longer the cluster's. */
+bool czfs_ccache_live(struct czfs_ccache *cc, const struct czfs_centry *e);
+
 /* Drop every entry of ino with idx >= from (referenced ones die on put). */
 void czfs_ccache_invalidate(struct czfs_ccache *cc, uint64_t ino, uint64_t from);
 /* The same for from <= idx < to. */

@@ -134,6 +134,7 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	struct czfs_centry *e;
 	int err;
 
+again:
 	err = cluster_for_write(dm, ii, pos / cbytes, in, n, &e);
 	if (err)
 		return err;
@@ -145,6 +146,18 @@ static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 			return err;
 		}
 		pthread_mutex_lock(&mi->lock);
+		/*
+		 * A partial entry that writeback cleaned meanwhile left the
+		 * cache (wb_finish, under mi->lock): written now, it would be
+		 * a second dirty entry of the cluster beside the one the next
+		 * write makes, and the two would undo each other's blocks at
+		 * every writeback (ESTALE).  Take the cluster's entry again.
+		 */
+		if (!czfs_ccache_live(dm->cc, e)) {
+			pthread_mutex_unlock(&mi->lock);
+			czfs_ccache_put(dm->cc, e);
+			goto again;
+		}
 		if (!needs_head(e, pos - in, in, mi->ii.size))
 			break;
 		pthread_mutex_unlock(&mi->lock);
