@@ -44,17 +44,16 @@ static int check_change(const struct czfs_btree *t, const struct czfs_key *key,
 	return 0;
 }
 
-/* The node's block left the tree: give it back and forget the node.  A
- * packed leaf's blocks are its pack's, which unpack_apply frees. */
-static void retire(struct czfs_btree *t, struct czfs_node *node)
+/* btree_int.h */
+void czfs_btree_retire(struct czfs_btree *t, struct czfs_node *node)
 {
 	if (!czfs_leafpack_is(node->blkaddr))
 		t->alloc->free(t->alloc, node->blkaddr, 1);
 	czfs_nodecache_drop(t->nc, node, &t->dirty_list);
 }
 
-/* A dirty node on a new block; its content is for the caller to write. */
-static int new_node(struct czfs_btree *t, struct czfs_node **out)
+/* btree_int.h */
+int czfs_btree_new_node(struct czfs_btree *t, struct czfs_node **out)
 {
 	uint64_t blkaddr;
 	int err = t->alloc->alloc(t->alloc, 1, &blkaddr);
@@ -90,147 +89,32 @@ static void relink(struct czfs_btree *t, struct czfs_btree_path *path,
 			    t->trans_gen);
 }
 
-/*
- * A level-1 node that is copied takes its packed children out of their
- * leaf packs (czfs_fs.h): each becomes a plain leaf on a new block, and
- * each pack is freed, so that no node written after mkfs points into a
- * pack.  The leaves are read and the blocks taken before any edit.
- */
-struct unpack {
-	struct czfs_node *old[CZFS_NODE_MAX_PTRS], *copy[CZFS_NODE_MAX_PTRS];
-	unsigned slot[CZFS_NODE_MAX_PTRS], n;
-	/* Packs with a leaf that cannot be read: that leaf stays packed
-	 * (the damage does not spread), and the pack is not freed. */
-	uint64_t kept[CZFS_NODE_MAX_PTRS];
-	unsigned nkept;
-};
-
-static bool in_list(const uint64_t *list, unsigned n, uint64_t v)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (list[i] == v)
-			return true;
-	return false;
-}
-
-static void unpack_release(struct czfs_btree *t, struct unpack *u)
-{
-	for (unsigned k = 0; k < u->n; k++) {
-		retire(t, u->copy[k]);
-		czfs_node_put(t->nc, u->copy[k]);
-		czfs_node_put(t->nc, u->old[k]);
-	}
-	u->n = 0;
-}
-
-static int unpack_prepare(struct czfs_btree *t, const struct czfs_node *parent,
-			  struct unpack *u)
-{
-	unsigned n = czfs_node_nritems(parent->data);
-	int err = 0;
-
-	u->n = u->nkept = 0;
-	for (unsigned i = 0; i < n && !err; i++) {
-		uint64_t addr, gen;
-
-		czfs_node_child(parent->data, i, &addr, &gen);
-		if (!czfs_leafpack_is(addr))
-			continue;
-		err = czfs_node_get(t->nc, addr, gen, 0, &u->old[u->n]);
-		if (err == -EFSCORRUPTED || err == -EIO) {
-			u->kept[u->nkept++] = czfs_leafpack_base(addr);
-			err = 0;
-			continue;
-		}
-		if (err)
-			break;
-		err = new_node(t, &u->copy[u->n]);
-		if (err) {
-			czfs_node_put(t->nc, u->old[u->n]);
-			break;
-		}
-		u->slot[u->n++] = i;
-	}
-	if (err)
-		unpack_release(t, u);
-	return err;
-}
-
-static void unpack_apply(struct czfs_btree *t, struct czfs_btree_path *path,
-			 struct czfs_node *parent, struct unpack *u)
-{
-	uint64_t freed[CZFS_NODE_MAX_PTRS];
-	unsigned nfreed = 0;
-
-	for (unsigned k = 0; k < u->n; k++) {
-		struct czfs_node *old = u->old[k], *copy = u->copy[k];
-		uint64_t base = czfs_leafpack_base(old->blkaddr);
-
-		memcpy(copy->data, old->data, CZFS_BLOCK_SIZE);
-		czfs_node_set_addr(copy->data, copy->blkaddr, t->trans_gen);
-		czfs_node_set_child(parent->data, u->slot[k], copy->blkaddr,
-				    t->trans_gen);
-		if (!in_list(freed, nfreed, base) &&
-		    !in_list(u->kept, u->nkept, base)) {
-			t->alloc->free(t->alloc, base,
-				       czfs_leafpack_nblocks(old->blkaddr));
-			freed[nfreed++] = base;
-		}
-		if (path->nodes[0] == old) {
-			/* The path's leaf: the path holds the copy now. */
-			czfs_node_put(t->nc, old);
-			path->nodes[0] = copy;
-		} else {
-			czfs_node_put(t->nc, copy);
-		}
-		retire(t, old);
-		czfs_node_put(t->nc, old);
-	}
-	u->n = 0;
-}
-
-static bool has_packed_children(const struct czfs_node *node)
-{
-	unsigned n = czfs_node_nritems(node->data);
-
-	if (czfs_node_level(node->data) != 1)
-		return false;
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t addr, gen;
-
-		czfs_node_child(node->data, i, &addr, &gen);
-		if (czfs_leafpack_is(addr))
-			return true;
-	}
-	return false;
-}
-
 static int cow_node(struct czfs_btree *t, struct czfs_btree_path *path,
 		    unsigned level)
 {
 	struct czfs_node *old = path->nodes[level], *copy;
-	struct unpack u = { .n = 0 };
+	struct czfs_unpack u = { .n = 0 };
 	int err;
 
 	if (!needs_copy(t, old))
 		return 0;
-	if (has_packed_children(old)) {
-		err = unpack_prepare(t, old, &u);
+	if (czfs_leafpack_has_packed(old)) {
+		err = czfs_unpack_prepare(t, old, &u);
 		if (err)
 			return err;
 	}
-	err = new_node(t, &copy);
+	err = czfs_btree_new_node(t, &copy);
 	if (err) {
-		unpack_release(t, &u);
+		czfs_unpack_release(t, &u);
 		return err;
 	}
 	memcpy(copy->data, old->data, CZFS_BLOCK_SIZE);
 	czfs_node_set_addr(copy->data, copy->blkaddr, t->trans_gen);
 	relink(t, path, level, copy);
-	retire(t, old);
+	czfs_btree_retire(t, old);
 	czfs_node_put(t->nc, old);
 	path->nodes[level] = copy;
-	unpack_apply(t, path, copy, &u);
+	czfs_unpack_apply(t, path, copy, &u);
 	return 0;
 }
 
@@ -273,7 +157,7 @@ static void prealloc_release(struct czfs_btree *t, struct prealloc *pa,
 {
 	for (unsigned i = 0; i < pa->n; i++) {
 		if (give_back)
-			retire(t, pa->nodes[i]);
+			czfs_btree_retire(t, pa->nodes[i]);
 		czfs_node_put(t->nc, pa->nodes[i]);
 	}
 	pa->n = 0;
@@ -283,7 +167,7 @@ static int prealloc_get(struct czfs_btree *t, unsigned n, struct prealloc *pa)
 {
 	pa->n = pa->used = 0;
 	while (pa->n < n) {
-		int err = new_node(t, &pa->nodes[pa->n]);
+		int err = czfs_btree_new_node(t, &pa->nodes[pa->n]);
 
 		if (err) {
 			prealloc_release(t, pa, true);
@@ -638,7 +522,7 @@ static int try_neighbour(struct czfs_btree *t, const struct czfs_node *parent,
 	if (err)
 		return err;
 	/* Packed children stay under the node mkfs made (see unpack). */
-	if (fill + node_fill(nb->data) <= cap && !has_packed_children(nb))
+	if (fill + node_fill(nb->data) <= cap && !czfs_leafpack_has_packed(nb))
 		*out = nb;
 	else
 		czfs_node_put(t->nc, nb);
@@ -729,7 +613,7 @@ static void merge_left(struct czfs_btree *t, struct czfs_btree_path *path,
 	czfs_node_set_ptr_key(parent, ps, &key);
 	czfs_node_remove_ptr(parent, ps - 1);
 	path->slots[level + 1] = ps - 1;
-	retire(t, nb);
+	czfs_btree_retire(t, nb);
 }
 
 static void merge_right(struct czfs_btree *t, struct czfs_btree_path *path,
@@ -738,7 +622,7 @@ static void merge_right(struct czfs_btree *t, struct czfs_btree_path *path,
 	czfs_node_append(path->nodes[level]->data, nb->data);
 	czfs_node_remove_ptr(path->nodes[level + 1]->data,
 			     path->slots[level + 1] + 1);
-	retire(t, nb);
+	czfs_btree_retire(t, nb);
 }
 
 /* An internal root left with one child hands the root to it. */
@@ -756,7 +640,7 @@ static void shrink_root(struct czfs_btree *t, struct czfs_btree_path *path)
 		return;
 	}
 	czfs_node_child(root->data, 0, &blkaddr, &gen);
-	retire(t, root);
+	czfs_btree_retire(t, root);
 	t->root_blkaddr = blkaddr;
 	t->root_generation = gen;
 	t->root_level--;
@@ -772,7 +656,7 @@ static void exec_merges(struct czfs_btree *t, struct czfs_btree_path *path,
 		case MERGE_REMOVE:
 			czfs_node_remove_ptr(path->nodes[level + 1]->data,
 					     path->slots[level + 1]);
-			retire(t, path->nodes[level]);
+			czfs_btree_retire(t, path->nodes[level]);
 			break;
 		case MERGE_LEFT:
 			merge_left(t, path, level, plan->nb[level]);

@@ -111,6 +111,38 @@ int czfs_leafpack_decode(const uint8_t *pack, uint64_t ptr,
 			 struct czfs_codec *codec, uint8_t *out,
 			 unsigned *nleaves);
 
+/*
+ * A level-1 node that is copied takes its packed children out of their
+ * leaf packs: czfs_unpack_prepare reads them and takes a new block for
+ * each (before any edit: on error nothing changed), czfs_unpack_apply
+ * makes each a plain leaf there, points the copy at it and frees the
+ * packs; czfs_unpack_release undoes a prepare that is not applied.
+ */
+struct czfs_unpack {
+	struct czfs_node *old[CZFS_NODE_MAX_PTRS], *copy[CZFS_NODE_MAX_PTRS];
+	unsigned slot[CZFS_NODE_MAX_PTRS], n;
+	/* Packs with a leaf that cannot be read: that leaf stays packed
+	 * (the damage does not spread), and the pack is not freed. */
+	uint64_t kept[CZFS_NODE_MAX_PTRS];
+	unsigned nkept;
+};
+
+/* A level-1 node with at least one child in a leaf pack. */
+bool czfs_leafpack_has_packed(const struct czfs_node *node);
+int czfs_unpack_prepare(struct czfs_btree *t, const struct czfs_node *parent,
+			struct czfs_unpack *u);
+void czfs_unpack_apply(struct czfs_btree *t, struct czfs_btree_path *path,
+		       struct czfs_node *parent, struct czfs_unpack *u);
+void czfs_unpack_release(struct czfs_btree *t, struct czfs_unpack *u);
+
+/* ---- btree_cow.c: blocks of the transaction ----------------------------- */
+
+/* A dirty node on a new block; its content is for the caller to write. */
+int czfs_btree_new_node(struct czfs_btree *t, struct czfs_node **out);
+/* The node's block left the tree: give it back (a packed leaf's blocks are
+ * its pack's, which czfs_unpack_apply frees) and forget the node. */
+void czfs_btree_retire(struct czfs_btree *t, struct czfs_node *node);
+
 /* ---- btree.c: descending ----------------------------------------------- */
 
 /*
