@@ -400,11 +400,17 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 
 		if (!err && ws[i].done && e->wseq == ws[i].seq) {
 			e->dirty = false;
-			e->wmask = 0;
-			/* without its written blocks it holds nothing */
+			/* Without its written blocks a partial entry holds
+			 * nothing: it leaves the cache.  Its wmask stays, for
+			 * a reader completing it meanwhile from an item
+			 * looked up before ours was linked: the blocks it
+			 * copies in must not include the written ones (it
+			 * read zeros where a write had been). */
 			if (atomic_load(&e->partial))
 				czfs_ccache_invalidate_range(dm->cc, mi->ino,
 							     e->idx, e->idx + 1);
+			else
+				e->wmask = 0;
 			czfs_room_unreserve(dm, per);
 			mi->reserved -= per;
 			czfs_ccache_put(dm->cc, e);
