@@ -55,9 +55,10 @@ void czfs_flusher_balance(struct czfs_daemon *dm)
 	pthread_mutex_unlock(&dm->fl->balance_lock);
 }
 
-/* Freed blocks the host may keep until the flusher's next periodic
- * checkpoint (blocks: 4 MiB; a database's transaction frees about 60). */
-#define HELD_PUNCH_BLOCKS	1024u
+/* Freed blocks the host may keep unpunched until the flusher's next
+ * periodic checkpoint (blocks: 4 MiB; a database's transaction frees
+ * about 60, and the next one takes them again). */
+#define UNPUNCHED_MAX_BLOCKS	1024u
 
 static int checkpoint(struct czfs_daemon *dm, bool clean)
 {
@@ -87,13 +88,14 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 	 * writes' 99.9th percentile 1 s, 80 ms without discard), and not in
 	 * an fsync's wait (SQLite with a rollback journal: 28 punches, a
 	 * third of each transaction's time): the flusher punches them after
-	 * its periodic checkpoint, or sooner past HELD_PUNCH_BLOCKS, in
-	 * fewer, longer runs.  They stay held meanwhile; room_reclaim
-	 * punches them itself when room is short, and the last checkpoint
-	 * before the unmount ends. */
+	 * its periodic checkpoint, or sooner past UNPUNCHED_MAX_BLOCKS, in
+	 * fewer, longer runs, and the last checkpoint before the unmount
+	 * ends.  Meanwhile they are free to take again, which saves the
+	 * host the punch and the next write's allocation: SQLite with a
+	 * rollback journal, 21 punches a transaction before. */
 	if (clean || !dm->fr)
-		czfs_fs_discard_held(dm->fs);
-	else if (czfs_smap_held(&dm->fs->smap) >= HELD_PUNCH_BLOCKS)
+		czfs_fs_discard_freed(dm->fs);
+	else if (czfs_smap_unpunched(&dm->fs->smap) >= UNPUNCHED_MAX_BLOCKS)
 		czfs_flushreq_discard(dm);
 	return err ?: wb_err;
 }
@@ -138,7 +140,7 @@ static void *flusher(void *arg)
 		if (commit)
 			checkpoint_failed(czfs_flusher_checkpoint(dm), "a periodic checkpoint");
 		if (discard || commit)
-			czfs_fs_discard_held(dm->fs);
+			czfs_fs_discard_freed(dm->fs);
 	}
 	return NULL;
 }

@@ -37,7 +37,7 @@ void czfs_flushreq_change(struct czfs_daemon *dm);
 void czfs_flushreq_kick(struct czfs_daemon *dm);
 /* Blocks were freed: past FREED_PENDING_MAX waiting, checkpoint early. */
 void czfs_flushreq_freed(struct czfs_daemon *dm);
-/* Freed blocks pile up: punch them (czfs_fs_discard_held) on the
+/* Freed blocks pile up: punch them (czfs_fs_discard_freed) on the
  * flusher now.  False without a flusher, or once it stopped. */
 bool czfs_flushreq_discard(struct czfs_daemon *dm);
 

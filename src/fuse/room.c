@@ -89,10 +89,10 @@ int czfs_room_reclaim(struct czfs_daemon *dm)
 	int err;
 
 	if (!czfs_smap_freed_pending(&dm->fs->smap)) {
-		/* committed, but the flusher has not punched them yet */
+		/* free, but a discard pass holds them for its punch */
 		if (!czfs_smap_held(&dm->fs->smap))
 			return -ENOSPC;
-		czfs_fs_discard_held(dm->fs);
+		czfs_fs_discard_freed(dm->fs);
 		return 0;
 	}
 	czfs_room_commit_begin(dm);
@@ -100,6 +100,5 @@ int czfs_room_reclaim(struct czfs_daemon *dm)
 	err = czfs_fs_commit(dm->fs);
 	pthread_rwlock_unlock(&dm->fs->lock);
 	czfs_room_commit_end(dm);
-	czfs_fs_discard_held(dm->fs);	/* the freed blocks become reusable */
-	return err;
+	return err;	/* the freed blocks are usable, unpunched */
 }

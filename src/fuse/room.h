@@ -55,8 +55,8 @@ int czfs_room_alloc(struct czfs_daemon *dm, unsigned n, uint64_t *blk);
 /*
  * A writeback that found no room, and holds none: when blocks freed
  * since the last checkpoint wait, commit one so that they become usable,
- * or when committed ones wait for their punch (the flusher's), punch them
- * now (0: try again); else -ENOSPC.
+ * or when a discard pass holds some for its punch, wait for it (0: try
+ * again); else -ENOSPC.
  */
 int czfs_room_reclaim(struct czfs_daemon *dm);
 

@@ -18,6 +18,7 @@
 #include "fs.h"
 #include "pagepool.h"
 #include "remote.h"
+#include "spacemap.h"
 #include "stats.h"
 #include "window.h"
 
@@ -135,6 +136,8 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "backing.flushes %llu\n", ld(&b->flushes));
 	put(o, "backing.punches %llu\nbacking.punch_bytes %llu\n",
 	    ld(&b->punches), ld(&b->punch_bytes));
+	put(o, "backing.unpunched_blocks %llu\n",
+	    (unsigned long long)czfs_smap_unpunched(&dm->fs->smap));
 	for (unsigned i = 0; i < CZFS_BDEV_HIST_BUCKETS; i++)
 		put(o, "backing.read_size.%s%uk %llu\n",
 		    i == CZFS_BDEV_HIST_BUCKETS - 1 ? ">" : "<=",

@@ -144,11 +144,11 @@ int czfs_fs_commit(struct czfs_fs *fs)
 	}
 	fs->super_unflushed = false;
 	if (fs->discard)	/* punched before they are reused */
-		czfs_smap_hold_freed(&fs->smap);
+		czfs_smap_note_freed(&fs->smap);
 	czfs_smap_committed(&fs->smap);
 	fs->cp = cp;
 	if (!fs->defer_discard)
-		czfs_fs_discard_held(fs);
+		czfs_fs_discard_freed(fs);
 	return 0;
 }
 

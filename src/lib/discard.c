@@ -2,7 +2,8 @@
 /*
  * Punching free blocks out of the image file.  The map is read one bitmap
  * chunk (32768 blocks) at a time: the chunk's candidate bits are copied
- * under the map's lock, then turned into runs and punched without it.
+ * (and, for freed blocks, held) under the map's lock, then turned into
+ * runs and punched without it.
  * Runs that touch are merged across words and chunks into one request.
  */
 #include "config.h"
@@ -80,11 +81,12 @@ static uint64_t clip(uint64_t bits, uint64_t w, uint64_t from, uint64_t to)
 	return bits;
 }
 
-enum pass { PASS_HELD, PASS_ALL };
+enum pass { PASS_FREED, PASS_ALL };
 
 /*
- * Copy chunk k's candidates into out (SMAP_WORDS words): held ones, or
- * every free one.  False if the chunk has none to look at.
+ * Copy chunk k's candidates into out (SMAP_WORDS words): the unpunched
+ * ones still free, held for the pass, or every free one.  False if the
+ * chunk has none to look at.
  */
 static bool chunk_candidates(struct czfs_smap *sm, uint64_t k, enum pass pass,
 			     uint64_t *out)
@@ -92,15 +94,16 @@ static bool chunk_candidates(struct czfs_smap *sm, uint64_t k, enum pass pass,
 	const uint64_t *cur, *com, *held;
 	bool any = false;
 
+	if (pass == PASS_FREED)
+		return smap_take_unpunched(sm, k, out);
 	pthread_mutex_lock(&sm->lock);
-	if (k >= sm->nr_bitmaps ||
-	    (pass == PASS_HELD && !(sm->bitmap_dirty[k] & BM_HELD)))
+	if (k >= sm->nr_bitmaps)
 		goto out;
 	cur = smap_chunk(sm->cur, k);
 	com = smap_chunk(sm->committed, k);
 	held = smap_chunk(sm->held, k);
 	for (unsigned i = 0; i < SMAP_WORDS; i++) {
-		out[i] = pass == PASS_HELD ? held[i] : ~(com[i] | cur[i] | held[i]);
+		out[i] = ~(com[i] | cur[i] | held[i]);
 		any |= out[i] != 0;
 	}
 out:
@@ -127,7 +130,7 @@ static int discard_pass(struct czfs_smap *sm, struct czfs_bdev *bdev,
 	nr = sm->nr_bitmaps;
 	limit = MIN(sm->max_blocks, bdev ? bdev->size / CZFS_BLOCK_SIZE : 0);
 	pthread_mutex_unlock(&sm->lock);
-	for (uint64_t k = 0; k < nr && (!a.err || pass == PASS_HELD); k++) {
+	for (uint64_t k = 0; k < nr && (!a.err || pass == PASS_FREED); k++) {
 		if (!chunk_candidates(sm, k, pass, words))
 			continue;
 		for (unsigned i = 0; i < SMAP_WORDS && !a.err; i++) {
@@ -136,7 +139,7 @@ static int discard_pass(struct czfs_smap *sm, struct czfs_bdev *bdev,
 			acc_word(&a, w * 64, clip(words[i], w,
 						  CZFS_FIRST_DATA_BLKADDR, limit));
 		}
-		if (pass == PASS_HELD) {	/* punched before it is reused */
+		if (pass == PASS_FREED) {	/* punched before it is reused */
 			acc_flush(&a);
 			smap_release_held(sm, k, words);
 		}
@@ -146,10 +149,10 @@ static int discard_pass(struct czfs_smap *sm, struct czfs_bdev *bdev,
 	return a.err;
 }
 
-int czfs_smap_discard_held(struct czfs_smap *sm, struct czfs_bdev *bdev,
-			   struct czfs_discard_stats *st)
+int czfs_smap_discard_freed(struct czfs_smap *sm, struct czfs_bdev *bdev,
+			    struct czfs_discard_stats *st)
 {
-	return discard_pass(sm, bdev, PASS_HELD, st);
+	return discard_pass(sm, bdev, PASS_FREED, st);
 }
 
 int czfs_smap_discard_all(struct czfs_smap *sm, struct czfs_bdev *bdev,
@@ -169,12 +172,12 @@ static void discard_failed(struct czfs_fs *fs, int err)
 			  strerror(-err));
 }
 
-void czfs_fs_discard_held(struct czfs_fs *fs)
+void czfs_fs_discard_freed(struct czfs_fs *fs)
 {
 	int err;
 
 	pthread_mutex_lock(&fs->discard_lock);
-	err = discard_pass(&fs->smap, fs->discard ? fs->bdev : NULL, PASS_HELD,
+	err = discard_pass(&fs->smap, fs->discard ? fs->bdev : NULL, PASS_FREED,
 			   &fs->discarded);
 	if (err)
 		discard_failed(fs, err);

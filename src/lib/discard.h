@@ -5,11 +5,15 @@
  * that is trimmed.
  *
  * Online, the blocks a checkpoint freed are punched once it is durable:
- * before, the previous checkpoint may still need them.  The commit holds
- * them (czfs_smap_hold_freed: free, but no allocation takes them) and a
- * discard pass punches and then releases them, chunk by chunk, without
- * the map's lock or the fs's: the daemon runs it after it lets go of
- * fs->lock, so readers and writers never wait for the host's punches.
+ * before, the previous checkpoint may still need them.  The commit notes
+ * them unpunched (czfs_smap_note_freed), allocatable at once: a block
+ * reused before the next discard pass is never punched, so a database
+ * that frees and takes the same blocks at every transaction costs the
+ * host neither punches nor allocations.  A discard pass holds the ones
+ * still free (no allocation takes them), punches and then releases them,
+ * chunk by chunk, without the map's lock or the fs's: the daemon runs it
+ * after it lets go of fs->lock, so readers and writers never wait for the
+ * host's punches.
  * One pass runs at a time (fs->discard_lock): a block one pass released
  * and an allocation reused is never punched by another.  A crash before
  * the punch loses nothing: the blocks are free on disk, merely not given
@@ -31,14 +35,15 @@ struct czfs_discard_stats {
 };
 
 /*
- * Punch the held blocks (czfs_smap_hold_freed), adjacent ones in one
- * request, and release them for allocation, a bitmap chunk at a time.
+ * Punch the unpunched blocks still free (czfs_smap_note_freed), adjacent
+ * ones in one request, holding them meanwhile, and release them for
+ * allocation, a bitmap chunk at a time.
  * With bdev NULL, or after a punch error, they are released unpunched.
  * The caller runs one pass at a time.  Adds to *st.  Returns 0 or the
  * first punch error (-EOPNOTSUPP: the host cannot punch holes).
  */
-int czfs_smap_discard_held(struct czfs_smap *sm, struct czfs_bdev *bdev,
-			   struct czfs_discard_stats *st);
+int czfs_smap_discard_freed(struct czfs_smap *sm, struct czfs_bdev *bdev,
+			    struct czfs_discard_stats *st);
 
 /*
  * Punch every range free in both maps inside the device (offline trim of
@@ -49,18 +54,18 @@ int czfs_smap_discard_all(struct czfs_smap *sm, struct czfs_bdev *bdev,
 			  struct czfs_discard_stats *st);
 
 /*
- * The held blocks punched (when fs->discard is on) and released: a
+ * The unpunched free blocks punched (when fs->discard is on): a
  * commit's last step, run by czfs_fs_commit itself unless
  * fs->defer_discard, when its caller runs it after fs->lock.  A host
  * that cannot punch holes is found out once: a log line, and discard
  * stays off for this open image.  Never fails.
  */
-void czfs_fs_discard_held(struct czfs_fs *fs);
+void czfs_fs_discard_freed(struct czfs_fs *fs);
 
 /*
  * At a writable open with discard: punch every free range, so blocks a
  * crash left unpunched (freed by the last checkpoint, killed before its
- * punch) go back too.  Nothing allocates yet.  As czfs_fs_discard_held
+ * punch) go back too.  Nothing allocates yet.  As czfs_fs_discard_freed
  * for errors.
  */
 void czfs_fs_discard_free(struct czfs_fs *fs);

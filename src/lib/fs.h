@@ -47,7 +47,7 @@ struct czfs_fs {
 	struct czfs_smap smap;		/* loaded unless CZFS_OPEN_NOSMAP */
 	bool rdonly;
 	bool discard;			/* CZFS_OPEN_DISCARD, until the host refuses */
-	/* Set by an owner that runs czfs_fs_discard_held itself, after it
+	/* Set by an owner that runs czfs_fs_discard_freed itself, after it
 	 * lets go of fs->lock (the daemon); else commits run it. */
 	bool defer_discard;
 	/* Commits that bring at most this many blocks into use are made

@@ -74,6 +74,10 @@ static void mark_dirty(struct czfs_smap *sm, uint64_t start, uint64_t end)
 
 static void mark_used(struct czfs_smap *sm, uint64_t start, uint64_t n)
 {
+	/* reused before its punch: the host keeps it, and the pass skips it */
+	if (sm->unpunched_blocks)
+		sm->unpunched_blocks -= bits_assign(sm->unpunched, start,
+						    start + n, false);
 	sm->used += bits_assign(sm->cur, start, start + n, true);
 	bits_assign(sm->fresh, start, start + n, true);
 	sm->image_blocks = MAX(sm->image_blocks, start + n);
@@ -84,6 +88,17 @@ static bool range_ok(const struct czfs_smap *sm, uint64_t start, uint64_t n)
 {
 	return n && start >= CZFS_FIRST_DATA_BLKADDR && start < sm->max_blocks &&
 	       n <= sm->max_blocks - start;
+}
+
+/* A counter of the map, read under its lock. */
+static uint64_t count_of(struct czfs_smap *sm, const uint64_t *field)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&sm->lock);
+	n = *field;
+	pthread_mutex_unlock(&sm->lock);
+	return n;
 }
 
 void smap_free_locked(struct czfs_smap *sm, uint64_t start, uint64_t n)
@@ -238,28 +253,31 @@ static int smap_resize(struct czfs_smap *sm, uint64_t max_blocks)
 {
 	uint64_t nb = DIV_ROUND_UP(max_blocks, SMAP_BITS), ob = sm->nr_bitmaps;
 	unsigned ni = czfs_smap_index_count(max_blocks);
-	void *cur, *com, *held, *fresh, *addr, *crc, *dirty, *index;
+	void *cur, *com, *unp, *held, *fresh, *addr, *crc, *dirty, *index;
 
 	if (ni > SMAP_MAX_INDEX)
 		return -EFBIG;
 	cur = bitmap_grown(sm->cur, ob, nb);
 	com = bitmap_grown(sm->committed, ob, nb);
+	unp = bitmap_grown(sm->unpunched, ob, nb);
 	held = bitmap_grown(sm->held, ob, nb);
 	fresh = bitmap_grown(sm->fresh, ob, nb);
 	addr = copy_grown(sm->bitmap_addr, ob * 8, nb * 8);
 	crc = copy_grown(sm->bitmap_crc, ob * 4, nb * 4);
 	dirty = copy_grown(sm->bitmap_dirty, ob, nb);
 	index = copy_grown(sm->index_addr, sm->nr_index * 8, ni * 8);
-	if (!cur || !com || !held || !fresh || !addr || !crc || !dirty ||
+	if (!cur || !com || !unp || !held || !fresh || !addr || !crc || !dirty ||
 	    !index) {
-		free(cur), free(com), free(held), free(fresh), free(addr);
+		free(cur), free(com), free(unp), free(held), free(fresh), free(addr);
 		free(crc), free(dirty), free(index);
 		return -ENOMEM;
 	}
-	free(sm->cur), free(sm->committed), free(sm->held), free(sm->fresh);
+	free(sm->cur), free(sm->committed), free(sm->unpunched), free(sm->held);
+	free(sm->fresh);
 	free(sm->bitmap_addr), free(sm->bitmap_crc), free(sm->bitmap_dirty);
 	free(sm->index_addr);
-	sm->cur = cur, sm->committed = com, sm->held = held, sm->fresh = fresh;
+	sm->cur = cur, sm->committed = com, sm->unpunched = unp, sm->held = held;
+	sm->fresh = fresh;
 	sm->bitmap_addr = addr;
 	sm->bitmap_crc = crc, sm->bitmap_dirty = dirty, sm->index_addr = index;
 	sm->nr_bitmaps = nb;
@@ -299,6 +317,7 @@ void czfs_smap_destroy(struct czfs_smap *sm)
 {
 	free(sm->cur);
 	free(sm->committed);
+	free(sm->unpunched);
 	free(sm->held);
 	free(sm->fresh);
 	free(sm->bitmap_addr);
@@ -356,12 +375,7 @@ int czfs_smap_set_used(struct czfs_smap *sm, uint64_t blkaddr, uint64_t n)
 
 uint64_t czfs_smap_freed_pending(struct czfs_smap *sm)
 {
-	uint64_t n;
-
-	pthread_mutex_lock(&sm->lock);
-	n = sm->freed_pending;
-	pthread_mutex_unlock(&sm->lock);
-	return n;
+	return count_of(sm, &sm->freed_pending);
 }
 
 bool czfs_smap_test(struct czfs_smap *sm, uint64_t blkaddr)
@@ -447,37 +461,71 @@ int czfs_smap_fresh(struct czfs_smap *sm, uint64_t *ext, unsigned max,
 	return err ? err : (int)n;
 }
 
-void czfs_smap_hold_freed(struct czfs_smap *sm)
+void czfs_smap_note_freed(struct czfs_smap *sm)
 {
 	pthread_mutex_lock(&sm->lock);
 	for (uint64_t k = 0; k < sm->nr_bitmaps; k++) {
 		const uint64_t *cur = smap_chunk(sm->cur, k);
 		const uint64_t *com = smap_chunk(sm->committed, k);
-		uint64_t *held = smap_chunk(sm->held, k), any = 0;
+		uint64_t *unp = smap_chunk(sm->unpunched, k), any = 0;
 
 		if (!(sm->bitmap_dirty[k] & (BM_DIRTY | BM_PENDING)))
 			continue;
 		for (unsigned i = 0; i < SMAP_WORDS; i++) {
-			uint64_t add = com[i] & ~cur[i] & ~held[i];
+			uint64_t add = com[i] & ~cur[i] & ~unp[i];
 
-			sm->held_blocks += (uint64_t)__builtin_popcountll(add);
-			held[i] |= add;
-			any |= held[i];
+			sm->unpunched_blocks += (uint64_t)__builtin_popcountll(add);
+			unp[i] |= add;
+			any |= unp[i];
 		}
 		if (any)
-			sm->bitmap_dirty[k] |= BM_HELD;
+			sm->bitmap_dirty[k] |= BM_UNPUNCHED;
 	}
 	pthread_mutex_unlock(&sm->lock);
 }
 
-uint64_t czfs_smap_held(struct czfs_smap *sm)
+uint64_t czfs_smap_unpunched(struct czfs_smap *sm)
 {
-	uint64_t n;
+	return count_of(sm, &sm->unpunched_blocks);
+}
+
+bool smap_take_unpunched(struct czfs_smap *sm, uint64_t k, uint64_t *words)
+{
+	uint64_t any = 0, left = 0;
 
 	pthread_mutex_lock(&sm->lock);
-	n = sm->held_blocks;
+	if (k < sm->nr_bitmaps &&
+	    (sm->bitmap_dirty[k] & (BM_UNPUNCHED | BM_HELD))) {
+		const uint64_t *cur = smap_chunk(sm->cur, k);
+		const uint64_t *com = smap_chunk(sm->committed, k);
+		uint64_t *unp = smap_chunk(sm->unpunched, k);
+		uint64_t *held = smap_chunk(sm->held, k);
+
+		for (unsigned i = 0; i < SMAP_WORDS; i++) {
+			/* (one noted by a commit not yet done stays) */
+			uint64_t take = unp[i] & ~cur[i] & ~com[i];
+			uint64_t n = (uint64_t)__builtin_popcountll(take);
+
+			sm->unpunched_blocks -= n;
+			sm->held_blocks += n;
+			unp[i] &= ~take;
+			held[i] |= take;
+			words[i] = held[i];
+			any |= held[i];
+			left |= unp[i];
+		}
+		if (!left)
+			sm->bitmap_dirty[k] &= ~BM_UNPUNCHED;
+		if (any)
+			sm->bitmap_dirty[k] |= BM_HELD;
+	}
 	pthread_mutex_unlock(&sm->lock);
-	return n;
+	return any != 0;
+}
+
+uint64_t czfs_smap_held(struct czfs_smap *sm)
+{
+	return count_of(sm, &sm->held_blocks);
 }
 
 void smap_release_held(struct czfs_smap *sm, uint64_t k, const uint64_t *words)

@@ -36,9 +36,15 @@ struct czfs_smap {
 					 * in the bitmap; kept in the checkpoint) */
 	uint64_t *cur;
 	uint64_t *committed;
-	uint64_t *held;			/* freed by a durable checkpoint, not yet
-					 * punched: free, but not allocatable
-					 * (czfs_smap_hold_freed) */
+	uint64_t *unpunched;		/* freed by a durable checkpoint, still
+					 * backed on the host: allocatable (a
+					 * reuse clears the bit, and saves the
+					 * host both the punch and a new
+					 * allocation); czfs_smap_note_freed */
+	uint64_t unpunched_blocks;	/* bits set in unpunched */
+	uint64_t *held;			/* taken by a discard pass from
+					 * unpunched, being punched: free, but
+					 * not allocatable */
 	uint64_t held_blocks;		/* bits set in held */
 	uint64_t *fresh;		/* marked used since the last commit
 					 * (czfs_smap_fresh) */
@@ -149,13 +155,18 @@ int czfs_smap_fresh(struct czfs_smap *sm, uint64_t *ext, unsigned max,
 
 /*
  * Just before czfs_smap_committed: the blocks freed since the last commit
- * are held, free but not allocatable until a discard pass has punched and
- * released them (czfs_smap_discard_held), so that the punch may run after
- * the commit's locks are let go.
+ * become unpunched, allocatable at once; a discard pass
+ * (czfs_smap_discard_freed) holds those still free, punches them after the
+ * commit's locks are let go, and releases them.  Blocks a database or a
+ * random writer frees and takes again between two passes never reach
+ * the host: each punch would cost the next write a host allocation.
  */
-void czfs_smap_hold_freed(struct czfs_smap *sm);
+void czfs_smap_note_freed(struct czfs_smap *sm);
 
-/* How many blocks are held (a discard pass gives them back). */
+/* How many blocks are unpunched (a discard pass punches them). */
+uint64_t czfs_smap_unpunched(struct czfs_smap *sm);
+
+/* How many blocks a discard pass holds (it gives them back). */
 uint64_t czfs_smap_held(struct czfs_smap *sm);
 
 #endif /* CZFS_SPACEMAP_H */

@@ -3,6 +3,7 @@
 #ifndef CZFS_SPACEMAP_INT_H
 #define CZFS_SPACEMAP_INT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "czfs_fs.h"
@@ -19,6 +20,7 @@
 #define BM_PENDING	0x02
 #define BM_MOVED	0x04
 #define BM_HELD		0x08	/* some of its blocks are held */
+#define BM_UNPUNCHED	0x10	/* some of its blocks are unpunched */
 
 /* Per index block during a write. */
 #define IX_NEED		0x01	/* one of its bitmap blocks moved */
@@ -34,6 +36,10 @@ uint64_t *smap_chunk(uint64_t *map, uint64_t k);
 /* Allocation and freeing with sm->lock held. */
 int smap_alloc_locked(struct czfs_smap *sm, uint64_t n, uint64_t *blkaddr);
 void smap_free_locked(struct czfs_smap *sm, uint64_t start, uint64_t n);
+/* Hold chunk k's unpunched blocks that are still free, for a discard
+ * pass: copied into words (SMAP_WORDS), with those held already.  False
+ * if there are none. */
+bool smap_take_unpunched(struct czfs_smap *sm, uint64_t k, uint64_t *words);
 /* Give back the held blocks of chunk k that words (SMAP_WORDS) names:
  * allocatable again. */
 void smap_release_held(struct czfs_smap *sm, uint64_t k, const uint64_t *words);

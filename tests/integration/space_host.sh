@@ -8,6 +8,8 @@
 #    checkpoint that frees them before they are punched or reused);
 #  - after rm of everything and an unmount the host holds only the
 #    metadata (the blocks fsck counts in use, plus 64 KiB);
+#  - fsync'd rewrites (a database's commits) take the blocks their
+#    checkpoints free again before a punch: few punches;
 #  - -o nodiscard keeps freed blocks on the host; fsck.czfs --trim gives
 #    them back; the next mount with discard trims what a crash left;
 #  - kill -9 while files are freed: nothing is lost, fsck is clean;
@@ -17,6 +19,7 @@
 require_fuse
 [ -x "$FSX" ] || fail "$FSX not built"
 SLACK_MIB=16
+STAT="$top_builddir/src/fuse/czfs-stat"
 
 du_kib() {
 	du -k "$RW_IMG" | cut -f1
@@ -76,6 +79,35 @@ note "peak host size beyond the blocks in use: $peak KiB"
 rm -f "$M/fsx"
 rw_umount
 assert_only_metadata "after rm of everything and an unmount"
+
+note "fsync'd rewrites take their freed blocks again, unpunched"
+# As a database commits: rewrite the same 8 blocks of a file and fsync,
+# 300 times.  Each fsync's checkpoint frees the blocks the one before
+# used; the next takes them again before any punch, so the host is asked
+# for few punches (before: one pass per 1024 freed blocks, 100 and more).
+rw_mount_existing
+stat_of() { "$STAT" "$M" | awk -v k="$1" '$1 == k { print $2 }'; }
+python3 - "$M/db" <<'PY2' || fail "the fsync'd rewrites failed"
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.pwrite(fd, os.urandom(1 << 20), 0)
+os.fsync(fd)
+for i in range(300):
+    os.pwrite(fd, os.urandom(8 * 4096), (i % 32) * 4096 * 8)
+    os.fsync(fd)
+os.close(fd)
+PY2
+punches=$(stat_of backing.punches)
+unpunched=$(stat_of backing.unpunched_blocks)
+note "300 fsync'd rewrites: $punches punches, $unpunched blocks unpunched"
+[ -n "$punches" ] && [ -n "$unpunched" ] || fail "czfs-stat lacks the punch counters"
+[ "$punches" -le 30 ] || fail "fsync'd rewrites made $punches punches: freed blocks are not reused"
+[ "$unpunched" -gt 0 ] || fail "no freed block is left unpunched after fsync'd rewrites"
+[ "$(du_kib)" -le $(($(used_kib) + SLACK_MIB * 1024)) ] ||
+	fail "the host holds $(du_kib) KiB while $(used_kib) KiB are in use"
+rm -f "$M/db"
+rw_umount
+assert_only_metadata "after the fsync'd rewrites, rm and an unmount"
 
 note "nodiscard keeps freed blocks, fsck --trim gives them back"
 czfs_mount "$RW_IMG" "$M" -o nodiscard

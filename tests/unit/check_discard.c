@@ -50,8 +50,9 @@ static struct czfs_bdev *map_on_device(uint64_t dev_blocks, uint64_t map_blocks,
 	return b;
 }
 
-/* The commit's steps: the freed blocks held, committed, then punched and
- * released by a discard pass; the one punch it must make. */
+/* The commit's steps: the freed blocks noted unpunched, committed, then
+ * held, punched and released by a discard pass; the one punch it must
+ * make. */
 static void expect_one_punch(struct czfs_smap *sm, struct czfs_bdev *b,
 			     uint64_t start, uint64_t n)
 {
@@ -59,14 +60,26 @@ static void expect_one_punch(struct czfs_smap *sm, struct czfs_bdev *b,
 	const struct czfs_bdev_req *p;
 
 	czfs_bdev_mem_clear_log(b);
-	czfs_smap_hold_freed(sm);
+	czfs_smap_note_freed(sm);
 	czfs_smap_committed(sm);
-	ck_assert_int_eq(czfs_smap_discard_held(sm, b, &st), 0);
+	ck_assert_int_eq(czfs_smap_discard_freed(sm, b, &st), 0);
 	ck_assert_uint_eq(punches(b, &p), 1);
 	ck_assert_uint_eq(p->off, start * BS);
 	ck_assert_uint_eq(p->len, n * BS);
 	ck_assert_uint_eq(st.blocks, n);
 	ck_assert_uint_eq(st.ranges, 1);
+}
+
+/* n blocks allocated, committed, freed and committed again: unpunched. */
+static uint64_t freed_by_a_checkpoint(struct czfs_smap *sm, uint64_t n)
+{
+	uint64_t a = smap_alloc_ok(sm, n);
+
+	czfs_smap_committed(sm);
+	czfs_smap_free(sm, a, n);
+	czfs_smap_note_freed(sm);
+	czfs_smap_committed(sm);
+	return a;
 }
 
 START_TEST(freed_blocks_punched_once_merged)
@@ -91,10 +104,10 @@ START_TEST(freed_blocks_punched_once_merged)
 	expect_one_punch(&sm, b, c, 12);
 	ck_assert(czfs_is_zero(czfs_bdev_mem_data(b) + c * BS, 12 * BS));
 	/* and: at the next commit, nothing is left to punch */
-	czfs_smap_hold_freed(&sm);
+	czfs_smap_note_freed(&sm);
 	czfs_smap_committed(&sm);
 	czfs_bdev_mem_clear_log(b);
-	ck_assert_int_eq(czfs_smap_discard_held(&sm, b, &st), 0);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
 	ck_assert_uint_eq(punches(b, &p), 0);
 	/* and: blocks still in use are never punched */
 	ck_assert(czfs_smap_test(&sm, a));
@@ -103,8 +116,8 @@ START_TEST(freed_blocks_punched_once_merged)
 }
 END_TEST
 
-/* Written and freed between two checkpoints: punched after the second,
- * and reused only once punched. */
+/* Written and freed between two checkpoints: unpunched after the second,
+ * and reusable from then on, never before. */
 START_TEST(allocated_and_freed_between_commits)
 {
 	struct czfs_discard_stats st = { 0 };
@@ -119,16 +132,15 @@ START_TEST(allocated_and_freed_between_commits)
 	other = smap_alloc_ok(&sm, 16);
 	ck_assert_uint_ne(other, a);
 	czfs_smap_free(&sm, other, 16);
-	/* nor after it, while held for its punch (and counted held) */
-	czfs_smap_hold_freed(&sm);
+	/* after it: unpunched (counted once, however often noted) */
+	czfs_smap_note_freed(&sm);
 	czfs_smap_committed(&sm);
-	ck_assert_uint_eq(czfs_smap_held(&sm), 32);
-	czfs_smap_hold_freed(&sm);		/* held once, not twice */
-	ck_assert_uint_eq(czfs_smap_held(&sm), 32);
-	other = smap_alloc_ok(&sm, 16);
-	ck_assert(other >= a + 32);
-	czfs_smap_free(&sm, other, 16);
-	ck_assert_int_eq(czfs_smap_discard_held(&sm, b, &st), 0);
+	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 32);
+	czfs_smap_note_freed(&sm);
+	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 32);
+	ck_assert_uint_eq(czfs_smap_held(&sm), 0);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
+	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 0);
 	ck_assert_uint_eq(czfs_smap_held(&sm), 0);
 	ck_assert_uint_eq(st.blocks, 32);
 	ck_assert_uint_eq(st.ranges, 1);
@@ -139,8 +151,51 @@ START_TEST(allocated_and_freed_between_commits)
 }
 END_TEST
 
-/* Without a device (discard off, or after an error) held blocks are
- * released unpunched: they never stay unallocatable. */
+/* A freed block taken again before the discard pass is never punched:
+ * the pass punches only what is still free, and the reused data stays. */
+START_TEST(reused_before_the_pass_not_punched)
+{
+	struct czfs_discard_stats st = { 0 };
+	const struct czfs_bdev_req *p;
+	struct czfs_smap sm;
+	struct czfs_bdev *b = map_on_device(1000, 1000, &sm);
+	uint64_t a;
+
+	/* given: 24 blocks freed by a durable checkpoint */
+	a = freed_by_a_checkpoint(&sm, 24);
+	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 24);
+	/* when: the first 16 are allocated again at once and written */
+	ck_assert_uint_eq(smap_alloc_ok(&sm, 16), a);
+	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 8);
+	memset(czfs_bdev_mem_data(b) + a * BS, 0x5a, 24 * BS);
+	czfs_bdev_mem_clear_log(b);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
+	/* then: one punch, of the 8 still free; the reused 16 keep data */
+	ck_assert_uint_eq(punches(b, &p), 1);
+	ck_assert_uint_eq(p->off, (a + 16) * BS);
+	ck_assert_uint_eq(p->len, 8 * BS);
+	ck_assert_uint_eq(st.blocks, 8);
+	ck_assert(czfs_is_zero(czfs_bdev_mem_data(b) + (a + 16) * BS, 8 * BS));
+	for (unsigned i = 0; i < 16 * BS; i++)
+		ck_assert_uint_eq(czfs_bdev_mem_data(b)[a * BS + i], 0x5a);
+	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 0);
+	ck_assert(czfs_smap_test(&sm, a));
+	/* and: freed again later, they are punched by the next pass */
+	czfs_smap_free(&sm, a, 16);
+	czfs_smap_note_freed(&sm);
+	czfs_smap_committed(&sm);
+	czfs_bdev_mem_clear_log(b);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
+	ck_assert_uint_eq(punches(b, &p), 1);
+	ck_assert_uint_eq(p->off, a * BS);
+	ck_assert_uint_eq(p->len, 16 * BS);
+	czfs_smap_destroy(&sm);
+	czfs_bdev_close(b);
+}
+END_TEST
+
+/* Without a device (discard off, or after an error) the pass releases
+ * the blocks unpunched: they never stay unallocatable. */
 START_TEST(held_released_without_device)
 {
 	struct czfs_discard_stats st = { 0 };
@@ -148,12 +203,8 @@ START_TEST(held_released_without_device)
 	struct czfs_bdev *b = map_on_device(1000, 1000, &sm);
 	uint64_t a;
 
-	a = smap_alloc_ok(&sm, 8);
-	czfs_smap_committed(&sm);
-	czfs_smap_free(&sm, a, 8);
-	czfs_smap_hold_freed(&sm);
-	czfs_smap_committed(&sm);
-	ck_assert_int_eq(czfs_smap_discard_held(&sm, NULL, &st), 0);
+	a = freed_by_a_checkpoint(&sm, 8);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, NULL, &st), 0);
 	ck_assert_uint_eq(st.blocks, 0);
 	ck_assert_uint_eq(smap_alloc_ok(&sm, 8), a);
 	czfs_smap_destroy(&sm);
@@ -212,14 +263,14 @@ START_TEST(runs_across_words_and_chunks)
 	for (unsigned i = 0; i < ARRAY_SIZE(cases); i++)
 		czfs_smap_free(&sm, cases[i][0], cases[i][1]);
 	czfs_bdev_mem_clear_log(b);
-	czfs_smap_hold_freed(&sm);
+	czfs_smap_note_freed(&sm);
 	czfs_smap_committed(&sm);
 	{
 		struct czfs_discard_stats st = { 0 };
 		const struct czfs_bdev_req *log, *p;
 		size_t n, k = 0;
 
-		ck_assert_int_eq(czfs_smap_discard_held(&sm, b, &st), 0);
+		ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
 		/* each freed range exactly, in order: one word apart is one
 		 * request */
 		ck_assert_uint_eq(punches(b, &p), ARRAY_SIZE(want));
@@ -364,6 +415,7 @@ static Suite *discard_suite(void)
 	tcase_add_checked_fixture(tc, smap_test_setup, smap_test_teardown);
 	tcase_add_test(tc, freed_blocks_punched_once_merged);
 	tcase_add_test(tc, allocated_and_freed_between_commits);
+	tcase_add_test(tc, reused_before_the_pass_not_punched);
 	tcase_add_test(tc, held_released_without_device);
 	tcase_add_test(tc, trim_punches_every_free_range);
 	tcase_add_test(tc, runs_across_words_and_chunks);
