@@ -144,6 +144,14 @@ czfs_log() {
 	cat "$T/daemon.$(basename "$1").log"
 }
 
+# log_has MOUNTPOINT PATTERN: whether the daemon's log has a line matching
+# PATTERN.  Not `czfs_log | grep -q`: under pipefail, grep's early exit
+# kills cat with SIGPIPE once the log outgrows a pipe's buffer, and the
+# pipeline then fails although the line is there.
+log_has() {
+	grep -q -- "$2" "$T/daemon.$(basename "$1").log"
+}
+
 # sample_files DIR ["NAME..."]: the suite's sample data (tests/sample-data:
 # text, docs, bins, libs, mixed, packed; all of them by default), built
 # from the system's own files, so no test needs a corpus.

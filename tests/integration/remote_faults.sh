@@ -27,7 +27,7 @@ note "two 503 answers: cured by the retries"
 proxy_mode 2 503
 cmp "$T/src/retry" "$T/mnt/retry" || fail "two 503s were not retried away"
 [ "$(proxy_count 503)" -eq 2 ] || fail "the proxy answered 503 $(proxy_count 503) times, not 2"
-czfs_log "$T/mnt" | grep -q "HTTP 503" && fail "a cured fault was logged as a failure"
+log_has "$T/mnt" "HTTP 503" && fail "a cured fault was logged as a failure"
 [ "$(stat_of "$T/mnt" remote.retries)" -ge 2 ] || fail "czfs-stat counts no retries"
 [ "$(stat_of "$T/mnt" remote.errors)" -eq 0 ] || fail "czfs-stat counts an error for a cured fault"
 
@@ -79,7 +79,7 @@ fault_then_back() {
 	took=$(( $(date +%s) - start ))
 	grep -q "Input/output error" "$T/$f.err" || fail "$*: not EIO: $(cat "$T/$f.err")"
 	[ "$took" -le 60 ] || fail "$*: EIO came after ${took}s"
-	czfs_log "$T/mnt" | grep -q "$word" || fail "$*: no log line with '$word'"
+	log_has "$T/mnt" "$word" || fail "$*: no log line with '$word'"
 	note "$*: EIO after ${took}s"
 	proxy_mode pass
 	cmp "$T/src/$f" "$T/mnt/$f" || fail "$*: the file does not read whole once the server is back"

@@ -86,7 +86,7 @@ grep -q "s3cretpw\|t0psecret" "$T/stat.out" && fail "czfs-stat shows the credent
 [ "$(stat_of "$T/mnt" remote.bytes)" -gt 3000000 ] || fail "czfs-stat counts too few bytes"
 [ "$(stat_of "$T/mnt" remote.latency_p50_us)" -gt 0 ] || fail "czfs-stat has no latency"
 czfs_umount "$T/mnt"
-czfs_log "$T/mnt" | grep -q "s3cretpw\|t0psecret" && fail "the log shows the credentials"
+log_has "$T/mnt" "s3cretpw\|t0psecret" && fail "the log shows the credentials"
 
 note "a missing object: a clear message, no mount"
 if timeout 60 "$FUSE" "http://127.0.0.1:$HTTP_PORT/none.czfs" "$T/mnt2" -f 2>"$T/404.err"; then
