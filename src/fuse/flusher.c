@@ -35,12 +35,22 @@ static void wb_some(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 		czfs_writeback_some(dm, mi);	/* as wb_dirty */
 }
 
+static uint64_t balance_limit(const struct czfs_daemon *dm)
+{
+	return dm->opts.cache_size / CZFS_BLOCK_SIZE * 3 / 8;
+}
+
+bool czfs_flusher_throttling(struct czfs_daemon *dm)
+{
+	return dm->fl && atomic_load(&dm->reserved_blocks) > balance_limit(dm);
+}
+
 void czfs_flusher_balance(struct czfs_daemon *dm)
 {
-	uint64_t limit = dm->opts.cache_size / CZFS_BLOCK_SIZE * 3 / 8;
+	uint64_t limit = balance_limit(dm);
 	unsigned long long before;
 
-	if (!dm->fl || atomic_load(&dm->reserved_blocks) <= limit)
+	if (!czfs_flusher_throttling(dm))
 		return;
 	pthread_mutex_lock(&dm->fl->balance_lock);
 	if (atomic_load(&dm->reserved_blocks) > limit)

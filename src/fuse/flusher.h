@@ -11,6 +11,8 @@
 #ifndef CZFS_FUSE_FLUSHER_H
 #define CZFS_FUSE_FLUSHER_H
 
+#include <stdbool.h>
+
 struct czfs_daemon;
 
 /* Start the flusher thread (periodic checkpoints): 0 or -errno. */
@@ -29,5 +31,9 @@ int czfs_flusher_checkpoint_clean(struct czfs_daemon *dm);
  * fill the pool (no lock held).
  */
 void czfs_flusher_balance(struct czfs_daemon *dm);
+
+/* Whether a writer would now throttle itself (czfs_flusher_balance): the
+ * session loop then lets another thread read on (loop.h). */
+bool czfs_flusher_throttling(struct czfs_daemon *dm);
 
 #endif /* CZFS_FUSE_FLUSHER_H */

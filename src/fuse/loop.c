@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The session loop of a read-only mount (see loop.h). */
+/* The session loop of a mount of a local image (see loop.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -13,9 +13,11 @@
 #include <linux/fuse.h>
 
 #include "daemon.h"
+#include "flusher.h"
 #include "loop.h"
 
 #define LOOP_THREADS_DEFAULT	10
+#define QUICK_WRITE_MAX		(128u << 10)	/* bytes of a quick write */
 
 struct loop {
 	struct czfs_daemon *dm;
@@ -33,13 +35,9 @@ struct loop {
 
 /* Requests of a read-only image that wait on no other request and no
  * data: the token holder answers them itself. */
-static bool quick(const struct fuse_buf *buf)
+static bool quick_ro(uint32_t opcode)
 {
-	const struct fuse_in_header *in = buf->mem;
-
-	if (buf->flags & FUSE_BUF_IS_FD || buf->size < sizeof(*in))
-		return false;
-	switch (in->opcode) {
+	switch (opcode) {
 	case FUSE_LOOKUP: case FUSE_FORGET: case FUSE_BATCH_FORGET:
 	case FUSE_GETATTR: case FUSE_READLINK: case FUSE_STATFS:
 	case FUSE_GETXATTR: case FUSE_LISTXATTR: case FUSE_ACCESS:
@@ -49,6 +47,45 @@ static bool quick(const struct fuse_buf *buf)
 	default:
 		return false;
 	}
+}
+
+/*
+ * On a writable mount: those, and the changes that take only short locks
+ * and no checkpoint: small writes (into the cluster cache) while no writer
+ * throttles itself, opens, closes, the namespace.  Not: reads, fsync (a
+ * checkpoint and a flush), large writes (they may write back), truncates,
+ * fallocate, copies, ioctls.
+ */
+static bool quick_rw(struct czfs_daemon *dm, const struct fuse_in_header *in,
+		     size_t size)
+{
+	const struct fuse_write_in *w = (const void *)(in + 1);
+	const struct fuse_setattr_in *sa = (const void *)(in + 1);
+
+	switch (in->opcode) {
+	case FUSE_WRITE:
+		return size >= sizeof(*in) + sizeof(*w) &&
+		       w->size <= QUICK_WRITE_MAX && !czfs_flusher_throttling(dm);
+	case FUSE_SETATTR:
+		return size >= sizeof(*in) + sizeof(*sa) && !(sa->valid & FATTR_SIZE);
+	case FUSE_OPEN: case FUSE_CREATE: case FUSE_RELEASE:
+	case FUSE_MKNOD: case FUSE_MKDIR: case FUSE_SYMLINK: case FUSE_LINK:
+	case FUSE_UNLINK: case FUSE_RMDIR: case FUSE_RENAME: case FUSE_RENAME2:
+	case FUSE_SETXATTR: case FUSE_REMOVEXATTR:
+		return true;
+	default:
+		return quick_ro(in->opcode);
+	}
+}
+
+static bool quick(const struct loop *l, const struct fuse_buf *buf)
+{
+	const struct fuse_in_header *in = buf->mem;
+
+	if (buf->flags & FUSE_BUF_IS_FD || buf->size < sizeof(*in))
+		return false;
+	return l->dm->opts.ro ? quick_ro(in->opcode) :
+				quick_rw(l->dm, in, buf->size);
 }
 
 static void *worker(void *arg);
@@ -141,7 +178,7 @@ static void *worker(void *arg)
 				end(l, res);
 				break;
 			}
-			keep = quick(&buf);
+			keep = quick(l, &buf);
 			if (!keep) {
 				give_token(l);
 				atomic_fetch_add_explicit(&l->dm->st.loop_handoffs,

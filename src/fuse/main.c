@@ -531,8 +531,8 @@ static int daemon_setup(struct czfs_daemon *dm)
 		err = mount_rw(dm);
 	if (!err)	/* checkpoints punch after fs->lock (flusher.c) */
 		dm->fs->defer_discard = true;
-	if (!err)	/* an fsync's checkpoint: one flush (czfs_fs.h) */
-		dm->fs->cover_blocks = COVER_BLOCKS;
+	if (!err && !dm->opts.ro)	/* an fsync's checkpoint: one flush */
+		err = czfs_fs_cover(dm->fs, COVER_BLOCKS);
 	if (!err)
 		err = czfs_itable_create(&dm->it);
 	if (!err && !dm->opts.ro && dm->opts.recompress)
@@ -648,8 +648,8 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 	atomic_store(&dm->serving, true);
 	if (cli->singlethread)
 		ret = fuse_session_loop(se);
-	else if (dm->opts.ro && !cli->clone_fd &&
-		 czfs_url_kind(dm->opts.image) == CZFS_URL_NONE)
+	else if (!cli->clone_fd &&
+		 czfs_url_kind(dm->opts.image) == CZFS_URL_NONE)	/* local */
 		ret = czfs_loop_run(dm, cli->max_threads);	/* loop.h */
 	else
 		ret = fuse_session_loop_mt(se, lc);

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "blockcrc.h"
+
 #define CZFS_BDEV_RDONLY	0x01	/* open read-only */
 #define CZFS_BDEV_DIRECT	0x02	/* O_DIRECT: 4 KiB-aligned buffers,
 					 * offsets and lengths only */
@@ -58,6 +60,9 @@ struct czfs_bdev {
 	uint64_t size;			/* bytes, updated by writes and resize */
 	unsigned flags;			/* CZFS_BDEV_* */
 	struct czfs_bdev_stats stats;
+	/* Set by the owner before any write (czfs_fs_cover): the blocks
+	 * every write brings, whole, with their crc32c (blockcrc.h). */
+	struct czfs_blockcrc *written;
 };
 
 /* Open a file or block device.  Returns 0 or -errno (the open(2) errno). */
@@ -108,7 +113,11 @@ static inline int czfs_bdev_readv(struct czfs_bdev *b, const struct iovec *iov,
 static inline int czfs_bdev_write(struct czfs_bdev *b, const void *buf,
 				  size_t len, uint64_t off)
 {
-	return b->ops->write(b, buf, len, off);
+	int err = b->ops->write(b, buf, len, off);
+
+	if (b->written)		/* a failed write: its blocks are unknown */
+		czfs_blockcrc_note(b->written, err ? NULL : buf, len, off);
+	return err;
 }
 
 static inline int czfs_bdev_flush(struct czfs_bdev *b)

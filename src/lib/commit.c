@@ -48,7 +48,12 @@ static int cover(struct czfs_fs *fs, struct czfs_cp_info *cp)
 	if (n <= 0)		/* too many, or none: nothing to save */
 		return 0;
 	cp->nr_covered = (unsigned)n;
-	err = czfs_cp_covered_crc(fs->bdev, cp, &cp->covered_crc);
+	/* known as they were written, or read back */
+	err = fs->bdev->written ? czfs_blockcrc_covered(fs->bdev->written,
+							cp->covered, cp->nr_covered,
+							&cp->covered_crc) : -ENOENT;
+	if (err)
+		err = czfs_cp_covered_crc(fs->bdev, cp, &cp->covered_crc);
 	if (err) {
 		cp->nr_covered = 0;
 		return err;
@@ -102,6 +107,17 @@ int czfs_fs_add_ro_compat(struct czfs_fs *fs, uint32_t ro_compat)
 	return err ?: czfs_bdev_flush(fs->bdev);
 }
 
+int czfs_fs_cover(struct czfs_fs *fs, uint64_t blocks)
+{
+	fs->cover_blocks = blocks;
+	if (!blocks || fs->bdev->written)
+		return 0;
+	/* room for the blocks a commit names and those written meanwhile
+	 * that it will not (freed again, checkpoint slots) */
+	fs->bdev->written = czfs_blockcrc_new((unsigned)MIN(blocks, 1u << 20) * 2);
+	return fs->bdev->written ? 0 : -ENOMEM;
+}
+
 int czfs_fs_commit(struct czfs_fs *fs)
 {
 	struct czfs_cp_info cp = fs->cp;
@@ -146,6 +162,8 @@ int czfs_fs_commit(struct czfs_fs *fs)
 	if (fs->discard)	/* punched before they are reused */
 		czfs_smap_note_freed(&fs->smap);
 	czfs_smap_committed(&fs->smap);
+	if (fs->bdev->written)	/* the next commit's blocks from now */
+		czfs_blockcrc_reset(fs->bdev->written);
 	fs->cp = cp;
 	if (!fs->defer_discard)
 		czfs_fs_discard_freed(fs);

@@ -175,6 +175,10 @@ void czfs_fs_close(struct czfs_fs *fs)
 		return;
 	czfs_smap_destroy(&fs->smap);
 	czfs_nodecache_destroy(fs->nc);
+	if (fs->bdev) {
+		czfs_blockcrc_free(fs->bdev->written);
+		fs->bdev->written = NULL;
+	}
 	czfs_bdev_close(fs->bdev);
 	pthread_rwlock_destroy(&fs->lock);
 	pthread_mutex_destroy(&fs->discard_lock);

@@ -51,8 +51,8 @@ struct czfs_fs {
 	 * lets go of fs->lock (the daemon); else commits run it. */
 	bool defer_discard;
 	/* Commits that bring at most this many blocks into use are made
-	 * with one flush (COVERED, czfs_fs.h); 0: never.  Set by the daemon,
-	 * whose fsyncs are small; mkfs and fsck make two. */
+	 * with one flush (COVERED, czfs_fs.h); 0: never.  Set by the daemon
+	 * (czfs_fs_cover), whose fsyncs are small; mkfs and fsck make two. */
 	uint64_t cover_blocks;
 	bool super_unflushed;		/* the superblock, since the last commit */
 	pthread_mutex_t discard_lock;	/* one discard pass at a time */
@@ -76,6 +76,14 @@ struct czfs_fs {
  */
 int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
 		 struct czfs_fs **out);
+
+/*
+ * Make commits that bring at most blocks blocks into use with one flush
+ * (COVERED), and keep the crc of what is written from now on
+ * (blockcrc.h) so that they need not read those blocks back.  Call it
+ * before other threads write.  0, or -ENOMEM (commits then read back).
+ */
+int czfs_fs_cover(struct czfs_fs *fs, uint64_t blocks);
 
 /* Same over an open device; takes ownership of bdev (even on failure). */
 int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,

@@ -5,7 +5,8 @@ src_lib_libczfs_a_SOURCES = \
 	src/lib/util.c src/lib/util.h \
 	src/lib/log.c src/lib/log.h \
 	src/lib/crc32c.c src/lib/crc32c.h \
-	src/lib/bdev.c src/lib/bdev_mem.c src/lib/bdev.h
+	src/lib/bdev.c src/lib/bdev_mem.c src/lib/bdev.h \
+	src/lib/blockcrc.c src/lib/blockcrc.h
 
 # Remote images (http, https, s3) through libcurl: read-only.
 src_lib_libczfs_a_SOURCES += \

@@ -324,6 +324,7 @@ void czfs_smap_destroy(struct czfs_smap *sm)
 	free(sm->bitmap_crc);
 	free(sm->bitmap_dirty);
 	free(sm->index_addr);
+	free(sm->write_buf);
 	pthread_mutex_destroy(&sm->lock);
 	memset(sm, 0, sizeof(*sm));
 }

@@ -60,6 +60,10 @@ struct czfs_smap {
 	/* per index block */
 	uint64_t nr_index;
 	uint64_t *index_addr;
+	uint8_t *write_buf;		/* czfs_smap_write's, made at its first
+					 * (a fresh mapping at every
+					 * checkpoint cost two system calls
+					 * and faulted its pages in) */
 };
 
 /* A fresh map: all free but blocks [0, CZFS_FIRST_DATA_BLKADDR). */

@@ -250,10 +250,15 @@ int czfs_smap_write(struct czfs_smap *sm, struct czfs_bdev *bdev,
 	struct smap_batch b = { .bdev = bdev };
 	int err;
 
-	b.buf = aligned_alloc(CZFS_BLOCK_SIZE, BATCH_BLOCKS * CZFS_BLOCK_SIZE);
-	if (!b.buf)
-		return -ENOMEM;
 	pthread_mutex_lock(&sm->lock);
+	if (!sm->write_buf)
+		sm->write_buf = aligned_alloc(CZFS_BLOCK_SIZE,
+					      BATCH_BLOCKS * CZFS_BLOCK_SIZE);
+	b.buf = sm->write_buf;
+	if (!b.buf) {
+		pthread_mutex_unlock(&sm->lock);
+		return -ENOMEM;
+	}
 	err = relocate_all(sm, ix);
 	if (err)
 		czfs_err("space map: no room to write the map: %d", err);
@@ -265,7 +270,6 @@ int czfs_smap_write(struct czfs_smap *sm, struct czfs_bdev *bdev,
 	if (!err)
 		fill_cp(sm, cp);
 	pthread_mutex_unlock(&sm->lock);
-	free(b.buf);
 	return err;
 }
 

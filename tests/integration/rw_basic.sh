@@ -183,6 +183,23 @@ fsyncs "$M/counted" 3 x
 c2=$(stat_of checkpoint.written)
 [ $((c2 - c1)) -ge 3 ] || fail "3 fsyncs after appends wrote $((c2 - c1)) checkpoints"
 
+note "one warm thread reads a writer's requests; an fsync is passed on"
+h0=$(stat_of fuse.loop_handoffs) q0=$(stat_of fuse.write_requests)
+python3 - "$M/small-writes" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+for i in range(400):
+    os.pwrite(fd, b"%d" % i * 100, (i * 7919 % 400) * 4096)
+    if i % 40 == 39:
+        os.fsync(fd)
+os.close(fd)
+PY
+h1=$(stat_of fuse.loop_handoffs) q1=$(stat_of fuse.write_requests)
+[ $((q1 - q0)) -ge 400 ] || fail "$((q1 - q0)) write requests for 400 writes"
+[ $((h1 - h0)) -ge 10 ] || fail "the reader kept the device through 10 fsyncs ($((h1 - h0)) handoffs)"
+[ $((h1 - h0)) -lt 100 ] || fail "small writes were passed on: $((h1 - h0)) handoffs for 400 writes and 10 fsyncs"
+[ "$(stat_of fuse.loop_threads)" -ge 1 ] || fail "a writable mount does not use the daemon's loop"
+
 note "fsync'd data survives a killed daemon"
 head -c 2000000 /dev/urandom >"$T/durable"
 cp "$T/durable" "$M/durable"

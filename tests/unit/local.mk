@@ -20,6 +20,7 @@ UNIT_TESTS = \
 	tests/unit/check_spacemap \
 	tests/unit/check_spacemap_io \
 	tests/unit/check_discard \
+	tests/unit/check_blockcrc \
 	tests/unit/check_meta \
 	tests/unit/check_pagepool \
 	tests/unit/check_ccache \
