@@ -36,6 +36,9 @@ struct czfs_centry {
 	uint32_t wseq;
 	uint64_t wmask;			/* bit i: block i written since it was
 					 * loaded or last written back */
+	bool recompress;		/* wmask set whole by the recompression,
+					 * not by a write since: encoded, never
+					 * block by block (writeback.c) */
 	atomic_bool partial;		/* only the wmask blocks hold data: a
 					 * write of whole blocks did not load
 					 * it (load.h: czfs_load_blocks) */
@@ -60,6 +63,7 @@ static inline void czfs_centry_written(struct czfs_centry *e, uint64_t from,
 {
 	for (uint64_t b = from / 4096; from < to && b <= (to - 1) / 4096 && b < 64; b++)
 		e->wmask |= 1ull << b;
+	e->recompress = false;
 }
 
 struct czfs_ccache;

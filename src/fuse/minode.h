@@ -18,6 +18,7 @@
 #define CZFS_MINODE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -54,6 +55,14 @@ struct czfs_minode {
 	struct czfs_stream *stream;
 	/* its data was stored into the kernel's page cache (push.c) (lock) */
 	bool pushed;
+	/* a writer fsyncs it: its partial last cluster is written back
+	 * block by block (czfs_cluster_hot's log_tail) */
+	atomic_bool fsynced;
+	/* security.capability is known absent: the kernel asks before every
+	 * write (ops_inode.c).  xattr_gen counts the inode's xattr changes,
+	 * so that a lookup that raced one does not set it (lock) */
+	bool no_caps;
+	unsigned xattr_gen;
 	/* private to minode.c */
 	unsigned refs;
 	struct czfs_minode *hnext;

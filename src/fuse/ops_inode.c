@@ -228,17 +228,37 @@ static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &sv);
 }
 
+#define CAPS_XATTR	"security.capability"
+
+/*
+ * The kernel asks for security.capability before every write to a file
+ * (to drop it), and keeps no answer: SQLite's transactions asked 48 times
+ * each.  An inode remembers that it has none until its xattrs change.
+ */
 static int do_getxattr(struct czfs_daemon *dm, fuse_ino_t ino,
 		       const char *name, void *buf, size_t size)
 {
-	struct czfs_inode_info ii;
-	int ret = czfs_fuse_read_inode(dm, ino, &ii);
+	bool caps = !strcmp(name, CAPS_XATTR);
+	struct czfs_minode *mi;
+	unsigned gen;
+	int ret = czfs_mi_get(dm, ino, false, &mi);
 
 	if (ret)
 		return ret;
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	ret = czfs_xattr_get(dm->fs, ino, name, buf, size);
-	pthread_rwlock_unlock(&dm->fs->lock);
+	pthread_mutex_lock(&mi->lock);
+	gen = mi->xattr_gen;
+	ret = caps && mi->no_caps ? -ENODATA : 0;
+	pthread_mutex_unlock(&mi->lock);
+	if (!ret) {
+		pthread_rwlock_rdlock(&dm->fs->lock);
+		ret = czfs_xattr_get(dm->fs, ino, name, buf, size);
+		pthread_rwlock_unlock(&dm->fs->lock);
+		pthread_mutex_lock(&mi->lock);
+		if (caps && ret == -ENODATA && gen == mi->xattr_gen)
+			mi->no_caps = true;
+		pthread_mutex_unlock(&mi->lock);
+	}
+	czfs_mi_put(dm, mi);
 	return ret;
 }
 
@@ -466,6 +486,10 @@ static int do_xattr_change(fuse_req_t req, fuse_ino_t ino, const char *name,
 	 * group (and without CAP_FSETID) clears setgid, as chmod does */
 	kill_sgid = !err && equiv >= 0 && (mi->ii.mode & S_ISGID) &&
 		    !czfs_caller_in_group_or_capable(req, mi->ii.gid);
+	pthread_mutex_lock(&mi->lock);
+	mi->xattr_gen++;	/* what do_getxattr knew is stale */
+	mi->no_caps = false;
+	pthread_mutex_unlock(&mi->lock);
 	if (!err) {
 		pthread_mutex_lock(&mi->lock);
 		if (equiv >= 0)

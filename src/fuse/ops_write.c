@@ -655,6 +655,16 @@ static void czfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 static void czfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		       struct fuse_file_info *fi)
 {
+	const struct czfs_open_file *of = (const void *)(uintptr_t)fi->fh;
+
+	if (of)		/* before its writeback: its tail is a log's (minode.h) */
+		atomic_store(&of->mi->fsynced, true);
+	fuse_reply_err(req, czfs_fuse_errno(czfs_flusher_checkpoint(req_daemon(req))));
+}
+
+static void czfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+			  struct fuse_file_info *fi)
+{
 	fuse_reply_err(req, czfs_fuse_errno(czfs_flusher_checkpoint(req_daemon(req))));
 }
 
@@ -669,6 +679,6 @@ void czfs_fuse_ops_write(struct fuse_lowlevel_ops *ops)
 	ops->setattr = czfs_setattr;
 	ops->fallocate = czfs_fallocate;
 	ops->fsync = czfs_fsync;
-	ops->fsyncdir = czfs_fsync;
+	ops->fsyncdir = czfs_fsyncdir;
 	ops->flush = czfs_flush;
 }

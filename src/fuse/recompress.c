@@ -126,6 +126,7 @@ static int rewrite_one(struct czfs_daemon *dm, struct czfs_minode *mi,
 	}
 	n = DIV_ROUND_UP(e->len, CZFS_BLOCK_SIZE);
 	e->wmask = n >= 64 ? ~0ull : (1ull << n) - 1;
+	e->recompress = true;	/* compressed, even a log's tail */
 	/* A promised (fallocated) cluster keeps its promise: the item
 	 * looked up above says whether it has one. */
 	err = czfs_writeback_mark_dirty(dm, mi, e, ci.prealloc);

@@ -51,6 +51,7 @@ int czfs_wbblocks_write(struct czfs_bdev *bdev, struct czfs_wbblocks *p,
 			const void *data, void *out, uint64_t blk,
 			struct czfs_cluster_info *ci)
 {
+	uint32_t crcs[CZFS_MAX_CLUSTER_BLOCKS];
 	unsigned k = 0;
 	int err;
 
@@ -60,13 +61,12 @@ int czfs_wbblocks_write(struct czfs_bdev *bdev, struct czfs_wbblocks *p,
 		if (!(p->fresh & (1ull << i)))
 			continue;
 		memcpy(o, block_at(data, i), CZFS_BLOCK_SIZE);
-		czfs_blockmap_set(p->map, i, blk + k,
-				  czfs_crc32c(0, o, CZFS_BLOCK_SIZE));
+		crcs[k] = czfs_crc32c(0, o, CZFS_BLOCK_SIZE);
+		czfs_blockmap_set(p->map, i, blk + k, crcs[k]);
 		k++;
 	}
-	if (k) {
-		err = czfs_bdev_write(bdev, out, (size_t)k * CZFS_BLOCK_SIZE,
-				      blk * CZFS_BLOCK_SIZE);
+	if (k) {	/* their crcs, for the checkpoint that names them */
+		err = czfs_bdev_write_blocks(bdev, out, k, blk, crcs);
 		if (err)
 			return err;
 	}

@@ -98,6 +98,7 @@ struct wb_item {
 	struct czfs_centry *e;
 	uint32_t seq;			/* its write count when taken */
 	uint64_t wmask;			/* and its written blocks */
+	bool recompress;		/* marked by the recompression */
 	struct czfs_cluster_info ci;
 	uint8_t inl[CZFS_INLINE_MAX];	/* inline payload, copied */
 	struct czfs_wbblocks hot;	/* a BLOCKMAP's plan and entries */
@@ -122,22 +123,25 @@ static void wb_policy(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 
 /*
  * A cluster written in part over what it held is hot (czfs_cluster_hot):
- * written back block by block, its unwritten blocks kept where they are.
+ * written back block by block, its unwritten blocks kept where they are;
+ * so is the partial last cluster of a file a writer fsyncs (log_tail).
  */
 static bool wb_is_hot(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		      const struct wb_item *w, struct czfs_cluster_info *old,
-		      void *old_map)
+		      const struct wb_item *w, bool fsynced,
+		      struct czfs_cluster_info *old, void *old_map)
 {
 	unsigned n = DIV_ROUND_UP(w->e->len, CZFS_BLOCK_SIZE);
 	uint64_t all = n >= 64 ? ~0ull : (1ull << n) - 1;
+	bool log_tail = fsynced && !w->recompress &&
+			w->e->len < czfs_inode_cluster_bytes(ii);
 	int err;
 
-	if (n <= 1 || (w->wmask & all) == all)
+	if (n <= 1 || ((w->wmask & all) == all && !log_tail))
 		return false;		/* written whole: no lookup needed */
 	pthread_rwlock_rdlock(&dm->fs->lock);
 	err = czfs_cluster_lookup(dm->fs, ii, w->e->idx, 1, old, old_map);
 	pthread_rwlock_unlock(&dm->fs->lock);
-	return !err && czfs_cluster_hot(old, w->wmask, w->e->len);
+	return !err && czfs_cluster_hot(old, w->wmask, w->e->len, log_tail);
 }
 
 /* Write a hot cluster's written blocks out of place (rbuf mapped). */
@@ -212,7 +216,7 @@ static int wb_place(struct czfs_daemon *dm, struct czfs_wbrun *run,
  * out of place, or place it in the batch's run; a hot one block by
  * block. */
 static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		     struct czfs_wbrun *run, struct wb_item *w)
+		     bool fsynced, struct czfs_wbrun *run, struct wb_item *w)
 {
 	unsigned rn = 1u << ii->cluster_shift, out_len;
 	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
@@ -232,7 +236,7 @@ static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	}
 	atomic_fetch_add(&dm->st.wb_clusters, 1);
 	wb_policy(dm, ii, w->e->idx, &pol);
-	if (wb_is_hot(dm, ii, w, &old, w->inl))
+	if (wb_is_hot(dm, ii, w, fsynced, &old, w->inl))
 		return wb_blocks(dm, ii, &pol, &old, w);
 	err = czfs_load_complete(dm, ii, w->e);	/* encoded whole */
 	if (err)
@@ -411,6 +415,7 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 							     e->idx, e->idx + 1);
 			else
 				e->wmask = 0;
+			e->recompress = false;
 			czfs_room_unreserve(dm, per);
 			mi->reserved -= per;
 			czfs_ccache_put(dm->cc, e);
@@ -439,7 +444,7 @@ static int encode_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 	czfs_room_take_begin(dm);
 	for (unsigned i = 0; i < n && !err; i++) {
 		ws[i].in_run = false;
-		err = wb_encode(dm, ii, &run, &ws[i]);
+		err = wb_encode(dm, ii, atomic_load(&mi->fsynced), &run, &ws[i]);
 	}
 	if (!err)
 		err = wb_write_run(dm, &run, ws, n);
@@ -481,6 +486,7 @@ static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi,
 		ws[i].e = mi->dirty[i];
 		ws[i].seq = mi->dirty[i]->wseq;
 		ws[i].wmask = mi->dirty[i]->wmask;
+		ws[i].recompress = mi->dirty[i]->recompress;
 	}
 	/* the list's hold on mi is ours now; if some stay, a hold of ours */
 	if (n < mi->ndirty)

@@ -21,6 +21,9 @@
 					 * offsets and lengths only */
 #define CZFS_BDEV_CREATE	0x04	/* create or truncate the file */
 
+/* The block of czfs_bdev_write_blocks (CZFS_BLOCK_SIZE). */
+#define CZFS_BDEV_BLOCK		4096u
+
 /* Request-size histogram buckets: <=4K, <=8K, ... <=2M, >2M. */
 #define CZFS_BDEV_HIST_BUCKETS	11
 
@@ -117,6 +120,22 @@ static inline int czfs_bdev_write(struct czfs_bdev *b, const void *buf,
 
 	if (b->written)		/* a failed write: its blocks are unknown */
 		czfs_blockcrc_note(b->written, err ? NULL : buf, len, off);
+	return err;
+}
+
+/* The same for n whole blocks at block blk whose crc32c (czfs_crc32c(0,
+ * block)) the caller computed: crcs[i] of block blk + i. */
+static inline int czfs_bdev_write_blocks(struct czfs_bdev *b, const void *buf,
+					 unsigned n, uint64_t blk,
+					 const uint32_t *crcs)
+{
+	size_t len = (size_t)n * CZFS_BDEV_BLOCK;
+	int err = b->ops->write(b, buf, len, blk * CZFS_BDEV_BLOCK);
+
+	if (b->written && !err)
+		czfs_blockcrc_note_known(b->written, blk, n, crcs);
+	else if (b->written)
+		czfs_blockcrc_note(b->written, NULL, len, blk * CZFS_BDEV_BLOCK);
 	return err;
 }
 

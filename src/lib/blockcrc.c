@@ -8,10 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bdev.h"
 #include "blockcrc.h"
 #include "crc32c.h"
 #include "czfs_fs.h"
 #include "util.h"
+
+static_assert(CZFS_BDEV_BLOCK == CZFS_BLOCK_SIZE, "the device's block");
 
 struct slot {
 	uint64_t blk;
@@ -131,6 +134,15 @@ void czfs_blockcrc_note(struct czfs_blockcrc *t, const void *buf, size_t len,
 		put(t, b, whole, whole ? czfs_crc32c(0, (const uint8_t *)buf +
 						     (at - off), CZFS_BLOCK_SIZE) : 0);
 	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+void czfs_blockcrc_note_known(struct czfs_blockcrc *t, uint64_t blk,
+			      unsigned n, const uint32_t *crcs)
+{
+	pthread_mutex_lock(&t->lock);
+	for (unsigned i = 0; i < n && !t->full; i++)
+		put(t, blk + i, true, crcs[i]);
 	pthread_mutex_unlock(&t->lock);
 }
 

@@ -29,6 +29,11 @@ void czfs_blockcrc_free(struct czfs_blockcrc *t);
 void czfs_blockcrc_note(struct czfs_blockcrc *t, const void *buf, size_t len,
 			uint64_t off);
 
+/* n whole blocks from block blk were written, whose crc32c the writer
+ * knew (czfs_crc32c(0, block)): noted without computing them again. */
+void czfs_blockcrc_note_known(struct czfs_blockcrc *t, uint64_t blk,
+			      unsigned n, const uint32_t *crcs);
+
 /*
  * The crc32c of the blocks of the extents ext[0..n) (CZFS_CP_EXTENT
  * values), read in that order, as czfs_cp_covered_crc computes it from

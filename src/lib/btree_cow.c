@@ -743,7 +743,9 @@ static int write_nodes(struct czfs_btree *t, struct czfs_node **arr, size_t n)
 	int err;
 
 	qsort(arr, n, sizeof(*arr), cmp_level_addr);
-	err = czfs_blkwriter_init(&w, t->bdev, COMMIT_RUN_BLOCKS);
+	/* no bigger than the commit: an fsync's few nodes need no fresh
+	 * 256 KiB mapping (an mmap, faults and a munmap at each one) */
+	err = czfs_blkwriter_init(&w, t->bdev, (unsigned)MIN(n, COMMIT_RUN_BLOCKS));
 	for (size_t i = 0; i < n && !err; i++) {
 		czfs_node_seal(arr[i]->data);
 		err = czfs_blkwriter_add(&w, arr[i]->blkaddr, arr[i]->data);

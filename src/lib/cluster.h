@@ -259,8 +259,13 @@ bool czfs_blockmap_keeps(const struct czfs_cluster_info *old, unsigned i,
  * block i written since old, its stored item, was loaded) overwrite part
  * of what old held is hot: stored BLOCKMAP.  Written whole, or only
  * appended to past old's full blocks, it is encoded as usual (compressed).
+ * A log_tail, the partial last cluster of a file its writer fsyncs (a
+ * log, a rollback journal, a database's write-ahead log), is hot however
+ * it was written, if more than a block: the next append or rewrite then
+ * writes its new blocks, not the cluster compressed again, and the
+ * background recompression compresses it once it is cold.
  */
 bool czfs_cluster_hot(const struct czfs_cluster_info *old, uint64_t dirty,
-		      unsigned len);
+		      unsigned len, bool log_tail);
 
 #endif /* CZFS_CLUSTER_H */

@@ -475,8 +475,10 @@ void czfs_smap_note_freed(struct czfs_smap *sm)
 		for (unsigned i = 0; i < SMAP_WORDS; i++) {
 			uint64_t add = com[i] & ~cur[i] & ~unp[i];
 
-			sm->unpunched_blocks += (uint64_t)__builtin_popcountll(add);
-			unp[i] |= add;
+			if (add) {	/* (a popcount is a call without -mpopcnt) */
+				sm->unpunched_blocks += (uint64_t)__builtin_popcountll(add);
+				unp[i] |= add;
+			}
 			any |= unp[i];
 		}
 		if (any)

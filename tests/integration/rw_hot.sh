@@ -86,3 +86,35 @@ for cfg in lz4:64k zstd:16k lz4hc:256k none:32k; do
 		[ "$(compressed_count)" -gt 0 ] || fail "$cfg: not compressed again"
 	fi
 done
+
+# A file its writer fsyncs (a log, a journal, a database's WAL): its
+# partial last cluster is written back block by block, so that the next
+# append and fsync write the new blocks and not the cluster compressed
+# again; the same bytes written without an fsync are compressed.
+note "an fsync'd log's tail is written back block by block"
+rw_setup 64M -c lz4 -C 64k
+python3 - "$M/log" "$M/plain" "$T/logmodel" <<'PY'
+import os, sys
+log, plain, model = sys.argv[1:]
+text = b"".join(b"record %06d: a line of a log that compresses well\n" % i
+                for i in range(900))[:45000]
+fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+for k in range(0, len(text), 9000):
+    os.write(fd, text[k:k + 9000])
+    os.fsync(fd)
+os.close(fd)
+open(plain, "wb").write(text)
+open(model, "wb").write(text)
+PY
+cmp "$M/log" "$T/logmodel" || fail "the fsync'd log reads back wrong"
+rw_umount
+rw_fsck
+log_kinds=$("$DUMP" "$RW_IMG" /log)
+plain_kinds=$("$DUMP" "$RW_IMG" /plain)
+echo "$log_kinds" | grep -q "^ *block-mapped: 1" ||
+	fail "the fsync'd log's tail is not block-mapped: $(echo "$log_kinds" | grep -E '^ *[a-z-]+: [0-9]+$' | tr '\n' ' ')"
+echo "$plain_kinds" | grep -q "^ *block-mapped: 0" ||
+	fail "a file never fsync'd has a block-mapped cluster"
+rw_mount_existing
+cmp "$M/log" "$T/logmodel" || fail "the log differs after a remount"
+cmp "$M/plain" "$T/logmodel" || fail "the plain file differs after a remount"

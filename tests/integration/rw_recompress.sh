@@ -201,3 +201,37 @@ rw_umount
 rw_fsck
 [ "$(kind_count compressed)" -eq 0 ] && [ "$(kind_count sliced)" -eq 0 ] ||
 	fail "compressed clusters left after setting none"
+
+# A log's tail, written back block by block while its writer appends and
+# fsyncs, is compressed once cold, the file still open: the worker's
+# rewrite is never taken for a log's.
+note "an fsync'd log's tail is compressed once cold"
+RW_MOUNT_OPTS=("${base_opts[@]}" -o recompress=1)
+rw_setup 64M -c lz4 -C 64k
+head -c 45000 "$T/text" >"$T/logmodel"
+mkfifo "$T/logdone"
+python3 - "$M/log" "$T/logmodel" "$T/logdone" <<'PY' &
+import os, sys
+log, model, done = sys.argv[1:]
+text = open(model, "rb").read()
+fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+for k in range(0, len(text), 9000):
+    os.write(fd, text[k:k + 9000])
+    os.fsync(fd)
+open(done).read()		# the file stays open until the shell says
+os.close(fd)
+PY
+logpid=$!
+for _ in $(seq 1 100); do
+	[ "$(stat -c %s "$M/log" 2>/dev/null)" = 45000 ] && break
+	sleep 0.1
+done
+[ "$(stat_of writeback.hot)" -gt 0 ] || fail "the log's tail was not written back block by block"
+settle "log"
+echo >"$T/logdone"
+wait "$logpid" || fail "the log writer failed"
+cmp "$M/log" "$T/logmodel" || fail "the log differs after recompression"
+rw_umount
+rw_fsck
+"$DUMP" "$RW_IMG" /log | grep -q "^ *block-mapped: 0" ||
+	fail "the log's tail is still block-mapped once cold"

@@ -15,6 +15,7 @@
 
 #include "bdev.h"
 #include "blockcrc.h"
+#include "crc32c.h"
 #include "czfs_fs.h"
 #include "super.h"
 
@@ -123,6 +124,32 @@ START_TEST(a_block_written_in_part_or_never_is_unknown)
 }
 END_TEST
 
+/* Blocks whose crc the writer gave (czfs_bdev_write_blocks) are known
+ * as if it had been computed. */
+START_TEST(blocks_written_with_their_crc_are_known)
+{
+	struct czfs_blockcrc *t;
+	struct czfs_bdev *b = dev(&t, 1024);
+	uint64_t ext = CZFS_CP_EXTENT(70, 3);
+	uint8_t *buf = malloc(3 * CZFS_BLOCK_SIZE);
+	uint32_t crcs[3], crc;
+
+	for (unsigned i = 0; i < 3 * CZFS_BLOCK_SIZE; i++)
+		buf[i] = (uint8_t)(i * 7 + i / 4096);
+	for (unsigned i = 0; i < 3; i++)
+		crcs[i] = czfs_crc32c(0, buf + i * CZFS_BLOCK_SIZE, CZFS_BLOCK_SIZE);
+	ck_assert_int_eq(czfs_bdev_write_blocks(b, buf, 3, 70, crcs), 0);
+	ck_assert_int_eq(czfs_blockcrc_covered(t, &ext, 1, &crc), 0);
+	ck_assert_uint_eq(crc, read_back(b, &ext, 1));
+	/* and a failed one forgets them */
+	czfs_bdev_mem_fail_after(b, 1, -EIO);
+	ck_assert_int_eq(czfs_bdev_write_blocks(b, buf, 3, 70, crcs), -EIO);
+	ck_assert_int_eq(czfs_blockcrc_covered(t, &ext, 1, &crc), -ENOENT);
+	free(buf);
+	done(b, t);
+}
+END_TEST
+
 START_TEST(a_failed_write_forgets_its_blocks)
 {
 	struct czfs_blockcrc *t;
@@ -193,6 +220,7 @@ int main(void)
 
 	tcase_add_test(tc, known_blocks_give_what_reading_them_gives);
 	tcase_add_test(tc, a_block_written_in_part_or_never_is_unknown);
+	tcase_add_test(tc, blocks_written_with_their_crc_are_known);
 	tcase_add_test(tc, a_failed_write_forgets_its_blocks);
 	tcase_add_test(tc, past_its_room_nothing_is_known_until_a_reset);
 	tcase_add_test(tc, resets_forget_every_block);

@@ -177,18 +177,27 @@ START_TEST(hot_rule)
 	struct czfs_cluster_info hole = { .kind = CZFS_CLUSTER_HOLE };
 
 	/* a block rewritten in a full cluster: hot */
-	ck_assert(czfs_cluster_hot(&comp, 1ull << 7, CB));
-	ck_assert(czfs_cluster_hot(&comp, 0x7fff, CB));
+	ck_assert(czfs_cluster_hot(&comp, 1ull << 7, CB, false));
+	ck_assert(czfs_cluster_hot(&comp, 0x7fff, CB, false));
 	/* written whole: compressed, as a sequential writer's */
-	ck_assert(!czfs_cluster_hot(&comp, 0xffff, CB));
+	ck_assert(!czfs_cluster_hot(&comp, 0xffff, CB, false));
 	/* a tail appended to (its partial last block on): not hot */
-	ck_assert(!czfs_cluster_hot(&tail, 0x3e0, 10 * BS));
+	ck_assert(!czfs_cluster_hot(&tail, 0x3e0, 10 * BS, false));
 	/* ... but rewritten where it held full blocks: hot */
-	ck_assert(czfs_cluster_hot(&tail, 0x3f0, 10 * BS));
+	ck_assert(czfs_cluster_hot(&tail, 0x3f0, 10 * BS, false));
 	/* a hole written in part: nothing held, not hot */
-	ck_assert(!czfs_cluster_hot(&hole, 1, CB));
+	ck_assert(!czfs_cluster_hot(&hole, 1, CB, false));
 	/* one block: always written whole */
-	ck_assert(!czfs_cluster_hot(&comp, 0, 100));
+	ck_assert(!czfs_cluster_hot(&comp, 0, 100, false));
+
+	/* an fsync'd file's partial last cluster (a log's tail): hot, new
+	 * (a journal written and fsync'd), appended to, or written whole */
+	ck_assert(czfs_cluster_hot(&hole, 0x3ff, 10 * BS, true));
+	ck_assert(czfs_cluster_hot(&tail, 0x3e0, 10 * BS, true));
+	ck_assert(czfs_cluster_hot(&tail, 0x3ff, 10 * BS, true));
+	/* ... unless it is one block (inline, packed or compressed) */
+	ck_assert(!czfs_cluster_hot(&hole, 1, 100, true));
+	ck_assert(!czfs_cluster_hot(&hole, 1, BS, true));
 }
 END_TEST
 
