@@ -15,6 +15,9 @@ FUSE="$top_builddir/src/fuse/czfs-fuse"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/czfs-test.XXXXXX")
 declare -a CZFS_MOUNTS=() CZFS_PIDS=() EXTRA_MOUNTS=()
+# Background helpers a test started (HELPER_PIDS+=($!)): killed first at
+# the end, so that one a failure left waiting holds nothing open.
+declare -a HELPER_PIDS=()
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -28,6 +31,9 @@ note() {
 # Unmount everything we mounted, stop the daemons, check how they ended.
 czfs_cleanup() {
 	local rc=$? i log
+	for i in "${HELPER_PIDS[@]}"; do
+		kill "$i" 2>/dev/null || true
+	done
 	caches_unlock
 	for i in "${!CZFS_MOUNTS[@]}"; do
 		czfs_umount_at "$i" || rc=1

@@ -222,6 +222,7 @@ open(done).read()		# the file stays open until the shell says
 os.close(fd)
 PY
 logpid=$!
+HELPER_PIDS+=("$logpid")
 for _ in $(seq 1 100); do
 	[ "$(stat -c %s "$M/log" 2>/dev/null)" = 45000 ] && break
 	sleep 0.1
