@@ -668,11 +668,6 @@ static void czfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 	fuse_reply_err(req, czfs_fuse_errno(czfs_flusher_checkpoint(req_daemon(req))));
 }
 
-static void czfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	fuse_reply_err(req, 0);
-}
-
 void czfs_fuse_ops_write(struct fuse_lowlevel_ops *ops)
 {
 	ops->write = czfs_write;
@@ -680,5 +675,7 @@ void czfs_fuse_ops_write(struct fuse_lowlevel_ops *ops)
 	ops->fallocate = czfs_fallocate;
 	ops->fsync = czfs_fsync;
 	ops->fsyncdir = czfs_fsyncdir;
-	ops->flush = czfs_flush;
+	/* No flush: there is nothing to do at a close (data is written
+	 * back by checkpoints, errors reported by fsync), and without the
+	 * operation the kernel stops sending FLUSH at every close. */
 }
