@@ -23,6 +23,7 @@ struct czfs_flusher {
 	struct czfs_flushreq req;	/* what it is asked: dm->fr */
 	pthread_mutex_t commit_lock;	/* one checkpoint at a time */
 	pthread_mutex_t balance_lock;	/* one writer balances at a time */
+	atomic_ullong unpunched_after;	/* unpunched blocks after the last pass */
 };
 
 
@@ -65,10 +66,21 @@ void czfs_flusher_balance(struct czfs_daemon *dm)
 	pthread_mutex_unlock(&dm->fl->balance_lock);
 }
 
-/* Freed blocks the host may keep unpunched until the flusher's next
- * periodic checkpoint (blocks: 4 MiB; a database's transaction frees
- * about 60, and the next one takes them again). */
-#define UNPUNCHED_MAX_BLOCKS	1024u
+/*
+ * The flusher's discard passes punch only the freed blocks that lie in
+ * runs of PUNCH_MIN_RUN blocks or more (a deleted file, a truncate, a
+ * cluster stored anew); the scattered single blocks random writes and
+ * database commits free are left to the next writes, which take them
+ * again (lowest first), and to the unmount's pass, which punches them
+ * all.  Punching those too, random 4 KiB writes made 4,000 punches a
+ * second, each a host discard holding the image file's lock against
+ * every write: 9,000 IOPS and stalls of 150-600 ms, against 14,500 IOPS
+ * without discard.  A pass runs after each periodic checkpoint, and
+ * sooner once UNPUNCHED_GROWTH blocks more are unpunched than after the
+ * last one (a big file deleted).
+ */
+#define PUNCH_MIN_RUN		16u
+#define UNPUNCHED_GROWTH	1024u
 
 static int checkpoint(struct czfs_daemon *dm, bool clean)
 {
@@ -98,14 +110,15 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 	 * writes' 99.9th percentile 1 s, 80 ms without discard), and not in
 	 * an fsync's wait (SQLite with a rollback journal: 28 punches, a
 	 * third of each transaction's time): the flusher punches them after
-	 * its periodic checkpoint, or sooner past UNPUNCHED_MAX_BLOCKS, in
+	 * its periodic checkpoint, or sooner past UNPUNCHED_GROWTH more, in
 	 * fewer, longer runs, and the last checkpoint before the unmount
 	 * ends.  Meanwhile they are free to take again, which saves the
 	 * host the punch and the next write's allocation: SQLite with a
 	 * rollback journal, 21 punches a transaction before. */
 	if (clean || !dm->fr)
-		czfs_fs_discard_freed(dm->fs);
-	else if (czfs_smap_unpunched(&dm->fs->smap) >= UNPUNCHED_MAX_BLOCKS)
+		czfs_fs_discard_freed(dm->fs, 1);
+	else if (czfs_smap_unpunched(&dm->fs->smap) >=
+		 atomic_load(&fl->unpunched_after) + UNPUNCHED_GROWTH)
 		czfs_flushreq_discard(dm);
 	return err ?: wb_err;
 }
@@ -149,8 +162,11 @@ static void *flusher(void *arg)
 			czfs_writeback_dirty(dm);
 		if (commit)
 			checkpoint_failed(czfs_flusher_checkpoint(dm), "a periodic checkpoint");
-		if (discard || commit)
-			czfs_fs_discard_freed(dm->fs);
+		if (discard || commit) {
+			czfs_fs_discard_freed(dm->fs, PUNCH_MIN_RUN);
+			atomic_store(&dm->fl->unpunched_after,
+				     czfs_smap_unpunched(&dm->fs->smap));
+		}
 	}
 	return NULL;
 }

@@ -92,7 +92,7 @@ int czfs_room_reclaim(struct czfs_daemon *dm)
 		/* free, but a discard pass holds them for its punch */
 		if (!czfs_smap_held(&dm->fs->smap))
 			return -ENOSPC;
-		czfs_fs_discard_freed(dm->fs);
+		czfs_fs_discard_freed(dm->fs, 1);
 		return 0;
 	}
 	czfs_room_commit_begin(dm);

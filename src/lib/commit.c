@@ -166,7 +166,7 @@ int czfs_fs_commit(struct czfs_fs *fs)
 		czfs_blockcrc_reset(fs->bdev->written);
 	fs->cp = cp;
 	if (!fs->defer_discard)
-		czfs_fs_discard_freed(fs);
+		czfs_fs_discard_freed(fs, 1);
 	return 0;
 }
 

@@ -85,17 +85,17 @@ enum pass { PASS_FREED, PASS_ALL };
 
 /*
  * Copy chunk k's candidates into out (SMAP_WORDS words): the unpunched
- * ones still free, held for the pass, or every free one.  False if the
- * chunk has none to look at.
+ * ones still free in runs of min_run or more, held for the pass, or
+ * every free one.  False if the chunk has none to look at.
  */
 static bool chunk_candidates(struct czfs_smap *sm, uint64_t k, enum pass pass,
-			     uint64_t *out)
+			     unsigned min_run, uint64_t *out)
 {
 	const uint64_t *cur, *com, *held;
 	bool any = false;
 
 	if (pass == PASS_FREED)
-		return smap_take_unpunched(sm, k, out);
+		return smap_take_unpunched(sm, k, out, min_run);
 	pthread_mutex_lock(&sm->lock);
 	if (k >= sm->nr_bitmaps)
 		goto out;
@@ -119,7 +119,8 @@ out:
  * done; after an error (or with no bdev) the rest are released unpunched.
  */
 static int discard_pass(struct czfs_smap *sm, struct czfs_bdev *bdev,
-			enum pass pass, struct czfs_discard_stats *st)
+			enum pass pass, unsigned min_run,
+			struct czfs_discard_stats *st)
 {
 	struct punch_acc a = { .bdev = bdev, .st = st };
 	uint64_t *words = malloc(CZFS_BLOCK_SIZE), limit, nr;
@@ -131,7 +132,7 @@ static int discard_pass(struct czfs_smap *sm, struct czfs_bdev *bdev,
 	limit = MIN(sm->max_blocks, bdev ? bdev->size / CZFS_BLOCK_SIZE : 0);
 	pthread_mutex_unlock(&sm->lock);
 	for (uint64_t k = 0; k < nr && (!a.err || pass == PASS_FREED); k++) {
-		if (!chunk_candidates(sm, k, pass, words))
+		if (!chunk_candidates(sm, k, pass, min_run, words))
 			continue;
 		for (unsigned i = 0; i < SMAP_WORDS && !a.err; i++) {
 			uint64_t w = k * SMAP_WORDS + i;
@@ -150,15 +151,15 @@ static int discard_pass(struct czfs_smap *sm, struct czfs_bdev *bdev,
 }
 
 int czfs_smap_discard_freed(struct czfs_smap *sm, struct czfs_bdev *bdev,
-			    struct czfs_discard_stats *st)
+			    unsigned min_run, struct czfs_discard_stats *st)
 {
-	return discard_pass(sm, bdev, PASS_FREED, st);
+	return discard_pass(sm, bdev, PASS_FREED, min_run, st);
 }
 
 int czfs_smap_discard_all(struct czfs_smap *sm, struct czfs_bdev *bdev,
 			  struct czfs_discard_stats *st)
 {
-	return discard_pass(sm, bdev, PASS_ALL, st);
+	return discard_pass(sm, bdev, PASS_ALL, 1, st);
 }
 
 /* A punch failed: said once, and discard is off for this open image. */
@@ -172,13 +173,13 @@ static void discard_failed(struct czfs_fs *fs, int err)
 			  strerror(-err));
 }
 
-void czfs_fs_discard_freed(struct czfs_fs *fs)
+void czfs_fs_discard_freed(struct czfs_fs *fs, unsigned min_run)
 {
 	int err;
 
 	pthread_mutex_lock(&fs->discard_lock);
 	err = discard_pass(&fs->smap, fs->discard ? fs->bdev : NULL, PASS_FREED,
-			   &fs->discarded);
+			   min_run, &fs->discarded);
 	if (err)
 		discard_failed(fs, err);
 	pthread_mutex_unlock(&fs->discard_lock);
@@ -191,7 +192,7 @@ void czfs_fs_discard_free(struct czfs_fs *fs)
 	if (!fs->discard)
 		return;
 	pthread_mutex_lock(&fs->discard_lock);
-	err = discard_pass(&fs->smap, fs->bdev, PASS_ALL, &fs->discarded);
+	err = discard_pass(&fs->smap, fs->bdev, PASS_ALL, 1, &fs->discarded);
 	if (err)
 		discard_failed(fs, err);
 	pthread_mutex_unlock(&fs->discard_lock);

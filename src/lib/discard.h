@@ -35,15 +35,16 @@ struct czfs_discard_stats {
 };
 
 /*
- * Punch the unpunched blocks still free (czfs_smap_note_freed), adjacent
- * ones in one request, holding them meanwhile, and release them for
- * allocation, a bitmap chunk at a time.
+ * Punch the unpunched blocks still free (czfs_smap_note_freed) that lie in
+ * runs of min_run blocks or more (1: all; shorter runs stay unpunched,
+ * allocatable), adjacent ones in one request, holding them meanwhile, and
+ * release them for allocation, a bitmap chunk at a time.
  * With bdev NULL, or after a punch error, they are released unpunched.
  * The caller runs one pass at a time.  Adds to *st.  Returns 0 or the
  * first punch error (-EOPNOTSUPP: the host cannot punch holes).
  */
 int czfs_smap_discard_freed(struct czfs_smap *sm, struct czfs_bdev *bdev,
-			    struct czfs_discard_stats *st);
+			    unsigned min_run, struct czfs_discard_stats *st);
 
 /*
  * Punch every range free in both maps inside the device (offline trim of
@@ -54,13 +55,14 @@ int czfs_smap_discard_all(struct czfs_smap *sm, struct czfs_bdev *bdev,
 			  struct czfs_discard_stats *st);
 
 /*
- * The unpunched free blocks punched (when fs->discard is on): a
- * commit's last step, run by czfs_fs_commit itself unless
- * fs->defer_discard, when its caller runs it after fs->lock.  A host
- * that cannot punch holes is found out once: a log line, and discard
- * stays off for this open image.  Never fails.
+ * The unpunched free blocks punched, those in runs of min_run blocks or
+ * more (when fs->discard is on): a commit's last step (all of them), run
+ * by czfs_fs_commit itself unless fs->defer_discard, when its caller
+ * runs it after fs->lock, and may leave the short runs to the writes to
+ * come.  A host that cannot punch holes is found out once: a log line,
+ * and discard stays off for this open image.  Never fails.
  */
-void czfs_fs_discard_freed(struct czfs_fs *fs);
+void czfs_fs_discard_freed(struct czfs_fs *fs, unsigned min_run);
 
 /*
  * At a writable open with discard: punch every free range, so blocks a

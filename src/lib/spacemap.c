@@ -492,7 +492,36 @@ uint64_t czfs_smap_unpunched(struct czfs_smap *sm)
 	return count_of(sm, &sm->unpunched_blocks);
 }
 
-bool smap_take_unpunched(struct czfs_smap *sm, uint64_t k, uint64_t *words)
+/* The bit at or after pos (bit value want) in a chunk's words, or
+ * SMAP_BITS. */
+static uint64_t next_bit(const uint64_t *c, uint64_t pos, bool want)
+{
+	while (pos < SMAP_BITS) {
+		uint64_t w = (want ? c[pos / 64] : ~c[pos / 64]) & (~0ull << (pos % 64));
+
+		if (w)
+			return pos / 64 * 64 + (uint64_t)__builtin_ctzll(w);
+		pos = (pos / 64 + 1) * 64;
+	}
+	return SMAP_BITS;
+}
+
+/* Keep in c (a chunk's words) only its runs of min_run set bits or more. */
+static void keep_long_runs(uint64_t *c, unsigned min_run)
+{
+	uint64_t pos = 0;
+
+	while (min_run > 1 && (pos = next_bit(c, pos, true)) < SMAP_BITS) {
+		uint64_t end = next_bit(c, pos, false);
+
+		if (end - pos < min_run)
+			bits_assign(c, pos, end, false);
+		pos = end;
+	}
+}
+
+bool smap_take_unpunched(struct czfs_smap *sm, uint64_t k, uint64_t *words,
+			 unsigned min_run)
 {
 	uint64_t any = 0, left = 0;
 
@@ -504,15 +533,21 @@ bool smap_take_unpunched(struct czfs_smap *sm, uint64_t k, uint64_t *words)
 		uint64_t *unp = smap_chunk(sm->unpunched, k);
 		uint64_t *held = smap_chunk(sm->held, k);
 
+		/* (one noted by a commit not yet done stays) */
+		for (unsigned i = 0; i < SMAP_WORDS; i++)
+			words[i] = unp[i] & ~cur[i] & ~com[i];
+		keep_long_runs(words, min_run);
 		for (unsigned i = 0; i < SMAP_WORDS; i++) {
-			/* (one noted by a commit not yet done stays) */
-			uint64_t take = unp[i] & ~cur[i] & ~com[i];
-			uint64_t n = (uint64_t)__builtin_popcountll(take);
+			uint64_t take = words[i];
 
-			sm->unpunched_blocks -= n;
-			sm->held_blocks += n;
-			unp[i] &= ~take;
-			held[i] |= take;
+			if (take) {
+				uint64_t n = (uint64_t)__builtin_popcountll(take);
+
+				sm->unpunched_blocks -= n;
+				sm->held_blocks += n;
+				unp[i] &= ~take;
+				held[i] |= take;
+			}
 			words[i] = held[i];
 			any |= held[i];
 			left |= unp[i];

@@ -36,10 +36,11 @@ uint64_t *smap_chunk(uint64_t *map, uint64_t k);
 /* Allocation and freeing with sm->lock held. */
 int smap_alloc_locked(struct czfs_smap *sm, uint64_t n, uint64_t *blkaddr);
 void smap_free_locked(struct czfs_smap *sm, uint64_t start, uint64_t n);
-/* Hold chunk k's unpunched blocks that are still free, for a discard
- * pass: copied into words (SMAP_WORDS), with those held already.  False
- * if there are none. */
-bool smap_take_unpunched(struct czfs_smap *sm, uint64_t k, uint64_t *words);
+/* Hold chunk k's unpunched blocks that are still free and lie in runs of
+ * min_run or more, for a discard pass: copied into words (SMAP_WORDS),
+ * with those held already.  False if there are none. */
+bool smap_take_unpunched(struct czfs_smap *sm, uint64_t k, uint64_t *words,
+			 unsigned min_run);
 /* Give back the held blocks of chunk k that words (SMAP_WORDS) names:
  * allocatable again. */
 void smap_release_held(struct czfs_smap *sm, uint64_t k, const uint64_t *words);

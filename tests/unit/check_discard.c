@@ -62,7 +62,7 @@ static void expect_one_punch(struct czfs_smap *sm, struct czfs_bdev *b,
 	czfs_bdev_mem_clear_log(b);
 	czfs_smap_note_freed(sm);
 	czfs_smap_committed(sm);
-	ck_assert_int_eq(czfs_smap_discard_freed(sm, b, &st), 0);
+	ck_assert_int_eq(czfs_smap_discard_freed(sm, b, 1, &st), 0);
 	ck_assert_uint_eq(punches(b, &p), 1);
 	ck_assert_uint_eq(p->off, start * BS);
 	ck_assert_uint_eq(p->len, n * BS);
@@ -107,7 +107,7 @@ START_TEST(freed_blocks_punched_once_merged)
 	czfs_smap_note_freed(&sm);
 	czfs_smap_committed(&sm);
 	czfs_bdev_mem_clear_log(b);
-	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, 1, &st), 0);
 	ck_assert_uint_eq(punches(b, &p), 0);
 	/* and: blocks still in use are never punched */
 	ck_assert(czfs_smap_test(&sm, a));
@@ -139,7 +139,7 @@ START_TEST(allocated_and_freed_between_commits)
 	czfs_smap_note_freed(&sm);
 	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 32);
 	ck_assert_uint_eq(czfs_smap_held(&sm), 0);
-	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, 1, &st), 0);
 	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 0);
 	ck_assert_uint_eq(czfs_smap_held(&sm), 0);
 	ck_assert_uint_eq(st.blocks, 32);
@@ -169,7 +169,7 @@ START_TEST(reused_before_the_pass_not_punched)
 	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 8);
 	memset(czfs_bdev_mem_data(b) + a * BS, 0x5a, 24 * BS);
 	czfs_bdev_mem_clear_log(b);
-	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, 1, &st), 0);
 	/* then: one punch, of the 8 still free; the reused 16 keep data */
 	ck_assert_uint_eq(punches(b, &p), 1);
 	ck_assert_uint_eq(p->off, (a + 16) * BS);
@@ -185,7 +185,7 @@ START_TEST(reused_before_the_pass_not_punched)
 	czfs_smap_note_freed(&sm);
 	czfs_smap_committed(&sm);
 	czfs_bdev_mem_clear_log(b);
-	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, 1, &st), 0);
 	ck_assert_uint_eq(punches(b, &p), 1);
 	ck_assert_uint_eq(p->off, a * BS);
 	ck_assert_uint_eq(p->len, 16 * BS);
@@ -204,7 +204,7 @@ START_TEST(held_released_without_device)
 	uint64_t a;
 
 	a = freed_by_a_checkpoint(&sm, 8);
-	ck_assert_int_eq(czfs_smap_discard_freed(&sm, NULL, &st), 0);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, NULL, 1, &st), 0);
 	ck_assert_uint_eq(st.blocks, 0);
 	ck_assert_uint_eq(smap_alloc_ok(&sm, 8), a);
 	czfs_smap_destroy(&sm);
@@ -270,7 +270,7 @@ START_TEST(runs_across_words_and_chunks)
 		const struct czfs_bdev_req *log, *p;
 		size_t n, k = 0;
 
-		ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, &st), 0);
+		ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, 1, &st), 0);
 		/* each freed range exactly, in order: one word apart is one
 		 * request */
 		ck_assert_uint_eq(punches(b, &p), ARRAY_SIZE(want));
@@ -283,6 +283,59 @@ START_TEST(runs_across_words_and_chunks)
 			k++;
 		}
 	}
+	czfs_smap_destroy(&sm);
+	czfs_bdev_close(b);
+}
+END_TEST
+
+/*
+ * A pass with a minimum run punches the freed runs that long and leaves
+ * the shorter ones unpunched, allocatable: the scattered blocks random
+ * writes free, which the next writes take again.  A pass of all (the
+ * unmount's) punches them too.
+ */
+START_TEST(a_pass_leaves_short_runs_to_the_next_writes)
+{
+	static const uint64_t runs[][2] = {
+		{ 100, 1 }, { 300, 15 }, { 500, 16 }, { 1000, 200 },
+		{ 32760, 10 }, { 40000, 3 },
+	};
+	struct czfs_discard_stats st = { 0 };
+	const struct czfs_bdev_req *p, *log;
+	struct czfs_smap sm;
+	struct czfs_bdev *b;
+	size_t n, k = 0;
+
+	b = map_on_device(80000, 80000, &sm);
+	ck_assert_int_eq(czfs_smap_set_used(&sm, 3, 80000 - 3), 0);
+	czfs_smap_committed(&sm);
+	for (unsigned i = 0; i < ARRAY_SIZE(runs); i++)
+		czfs_smap_free(&sm, runs[i][0], runs[i][1]);
+	czfs_smap_note_freed(&sm);
+	czfs_smap_committed(&sm);
+	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 245);
+
+	czfs_bdev_mem_clear_log(b);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, 16, &st), 0);
+	/* 500+16 and 1000+200; 32760+10 is cut by the chunk: 8 and 2 */
+	ck_assert_uint_eq(punches(b, &p), 2);
+	log = czfs_bdev_mem_log(b, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (log[i].op != 'p')
+			continue;
+		ck_assert_uint_eq(log[i].off, (k ? 1000 : 500) * BS);
+		ck_assert_uint_eq(log[i].len, (k ? 200 : 16) * BS);
+		k++;
+	}
+	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 245 - 216);
+	/* the short ones are allocatable: the lowest is taken first */
+	ck_assert_uint_eq(smap_alloc_ok(&sm, 1), 100);
+	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 245 - 217);
+	/* and a pass of all punches the rest */
+	czfs_bdev_mem_clear_log(b);
+	ck_assert_int_eq(czfs_smap_discard_freed(&sm, b, 1, &st), 0);
+	ck_assert_uint_eq(czfs_smap_unpunched(&sm), 0);
+	ck_assert_uint_eq(st.blocks, 244);
 	czfs_smap_destroy(&sm);
 	czfs_bdev_close(b);
 }
@@ -419,6 +472,7 @@ static Suite *discard_suite(void)
 	tcase_add_test(tc, held_released_without_device);
 	tcase_add_test(tc, trim_punches_every_free_range);
 	tcase_add_test(tc, runs_across_words_and_chunks);
+	tcase_add_test(tc, a_pass_leaves_short_runs_to_the_next_writes);
 	tcase_add_test(tc, commit_punches_after_the_checkpoint);
 	tcase_add_test(tc, a_host_without_punch_is_left_alone);
 	tcase_add_test(tc, nodiscard_never_punches);
