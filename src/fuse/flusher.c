@@ -24,6 +24,8 @@ struct czfs_flusher {
 	pthread_mutex_t commit_lock;	/* one checkpoint at a time */
 	pthread_mutex_t balance_lock;	/* one writer balances at a time */
 	atomic_ullong unpunched_after;	/* unpunched blocks after the last pass */
+	unsigned long long written_at;	/* backing write bytes at the last
+					 * checkpoint (commit_lock) */
 };
 
 
@@ -82,6 +84,15 @@ void czfs_flusher_balance(struct czfs_daemon *dm)
 #define PUNCH_MIN_RUN		16u
 #define UNPUNCHED_GROWTH	1024u
 
+/*
+ * A checkpoint after this much was written flushes the image once before
+ * it takes fs->lock: the commit's flush under the lock then has only the
+ * metadata left to write.  Holding the lock through the host's writeback
+ * of 100 MB of a random writer's blocks stalled every write half a
+ * second.
+ */
+#define PREFLUSH_BYTES		(8ull << 20)
+
 static int checkpoint(struct czfs_daemon *dm, bool clean)
 {
 	struct czfs_flusher *fl = dm->fl;
@@ -89,6 +100,9 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 
 	pthread_mutex_lock(&fl->commit_lock);
 	err = czfs_writeback_all(dm, &wb_err);
+	if (!err && atomic_load(&dm->fs->bdev->stats.write_bytes) - fl->written_at >
+		    PREFLUSH_BYTES)
+		err = czfs_bdev_flush(dm->fs->bdev);
 	czfs_room_commit_begin(dm);	/* no writeback between blocks and link */
 	pthread_rwlock_wrlock(&dm->fs->lock);
 	/* Nothing written back and nothing else changed since the last
@@ -104,6 +118,7 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 	}
 	pthread_rwlock_unlock(&dm->fs->lock);
 	czfs_room_commit_end(dm);
+	fl->written_at = atomic_load(&dm->fs->bdev->stats.write_bytes);
 	pthread_mutex_unlock(&fl->commit_lock);
 	/* The host's punches of the blocks it freed: with fs->lock let go
 	 * (under it they stalled every reader and writer: random 4 KiB

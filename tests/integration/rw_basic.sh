@@ -159,6 +159,14 @@ w1=$(stat_of fuse.write_bytes) r1=$(stat_of fuse.write_requests) b1=$(stat_of ba
 # incompressible: stored raw, 2 MiB of data blocks at least, plus metadata
 [ $((b1 - b0)) -ge 2097152 ] || fail "backing.write_bytes grew by $((b1 - b0)) for 2 MiB fsync'd"
 
+note "a checkpoint after 16 MiB flushes the data before its commit"
+f0=$(stat_of backing.flushes)
+dd if=/dev/urandom of="$M/flushed" bs=1M count=16 conv=fsync status=none
+f1=$(stat_of backing.flushes)
+# the data's own flush outside fs->lock, then the commit's two
+[ $((f1 - f0)) -ge 3 ] || fail "a 16 MiB fsync made $((f1 - f0)) flushes, not 3 or more"
+rm "$M/flushed"
+
 note "an fsync with nothing new since the last checkpoint writes none"
 fsyncs() {	# fsyncs PATH N [BYTES]: N fsyncs of PATH, BYTES appended before each
 	python3 - "$@" <<'PY'
