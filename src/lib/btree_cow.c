@@ -44,28 +44,6 @@ static int check_change(const struct czfs_btree *t, const struct czfs_key *key,
 	return 0;
 }
 
-/* btree_int.h */
-void czfs_btree_retire(struct czfs_btree *t, struct czfs_node *node)
-{
-	if (!czfs_leafpack_is(node->blkaddr))
-		t->alloc->free(t->alloc, node->blkaddr, 1);
-	czfs_nodecache_drop(t->nc, node, &t->dirty_list);
-}
-
-/* btree_int.h */
-int czfs_btree_new_node(struct czfs_btree *t, struct czfs_node **out)
-{
-	uint64_t blkaddr;
-	int err = t->alloc->alloc(t->alloc, 1, &blkaddr);
-
-	if (err)
-		return err;
-	err = czfs_nodecache_new(t->nc, blkaddr, &t->dirty_list, out);
-	if (err)
-		t->alloc->free(t->alloc, blkaddr, 1);
-	return err;
-}
-
 /* ---- copying the path --------------------------------------------------- */
 
 static bool needs_copy(const struct czfs_btree *t, const struct czfs_node *node)

@@ -111,6 +111,8 @@ int czfs_leafpack_decode(const uint8_t *pack, uint64_t ptr,
 			 struct czfs_codec *codec, uint8_t *out,
 			 unsigned *nleaves);
 
+/* ---- btree_unpack.c: leaf packs under a copied node ---------------------- */
+
 /*
  * A level-1 node that is copied takes its packed children out of their
  * leaf packs: czfs_unpack_prepare reads them and takes a new block for
@@ -135,7 +137,7 @@ void czfs_unpack_apply(struct czfs_btree *t, struct czfs_btree_path *path,
 		       struct czfs_node *parent, struct czfs_unpack *u);
 void czfs_unpack_release(struct czfs_btree *t, struct czfs_unpack *u);
 
-/* ---- btree_cow.c: blocks of the transaction ----------------------------- */
+/* ---- btree_alloc.c: blocks of the transaction --------------------------- */
 
 /* A dirty node on a new block; its content is for the caller to write. */
 int czfs_btree_new_node(struct czfs_btree *t, struct czfs_node **out);

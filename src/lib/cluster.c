@@ -34,28 +34,6 @@ static bool kind_is_compressed(unsigned kind)
 	       kind == CZFS_CLUSTER_SLICE;
 }
 
-static const char *kind_name(unsigned kind)
-{
-	static const char *const names[] = {
-		[CZFS_CLUSTER_HOLE] = "hole",
-		[CZFS_CLUSTER_RAW] = "raw",
-		[CZFS_CLUSTER_COMPRESSED] = "compressed",
-		[CZFS_CLUSTER_INLINE] = "inline",
-		[CZFS_CLUSTER_INLINE_COMPRESSED] = "inline compressed",
-		[CZFS_CLUSTER_RESERVED] = "reserved",
-		[CZFS_CLUSTER_BLOCKMAP] = "block-mapped",
-		[CZFS_CLUSTER_PACKED] = "packed",
-		[CZFS_CLUSTER_SLICE] = "sliced",
-	};
-
-	return kind < ARRAY_SIZE(names) && names[kind] ? names[kind] : "unknown";
-}
-
-#define cluster_err(ci, fmt, ...)					\
-	czfs_err("%s cluster at block %llu (%u bytes): " fmt,		\
-		 kind_name((ci)->kind), (unsigned long long)(ci)->blkaddr, \
-		 (ci)->ulen, ##__VA_ARGS__)
-
 /* ---- item ---------------------------------------------------------------- */
 
 static int item_check_alg(const struct czfs_cluster_info *ci)
@@ -69,12 +47,12 @@ static int item_check_alg(const struct czfs_cluster_info *ci)
 		if (ci->alg >= 1 && ci->alg <= CZFS_ALG_MAX)
 			return 0;
 		czfs_err("cluster item: %s cluster with bad algorithm %u",
-			 kind_name(ci->kind), ci->alg);
+			 czfs_cluster_kind_name(ci->kind), ci->alg);
 	} else {
 		if (ci->alg == CZFS_ALG_NONE)
 			return 0;
 		czfs_err("cluster item: %s cluster with algorithm %u, expected 0",
-			 kind_name(ci->kind), ci->alg);
+			 czfs_cluster_kind_name(ci->kind), ci->alg);
 	}
 	return -EFSCORRUPTED;
 }
@@ -85,7 +63,7 @@ static int item_check_size(const struct czfs_cluster_info *ci, unsigned len)
 	if (len == ITEM_SIZE)
 		return 0;
 	czfs_err("cluster item: %s item has %u bytes, expected %u",
-		 kind_name(ci->kind), len, ITEM_SIZE);
+		 czfs_cluster_kind_name(ci->kind), len, ITEM_SIZE);
 	return -EFSCORRUPTED;
 }
 
@@ -127,7 +105,7 @@ static int item_check_inline(const struct czfs_cluster_info *ci)
 {
 	if (ci->blkaddr || ci->nblocks) {
 		czfs_err("cluster item: %s cluster with blkaddr %llu nblocks %u, expected 0",
-			 kind_name(ci->kind), (unsigned long long)ci->blkaddr,
+			 czfs_cluster_kind_name(ci->kind), (unsigned long long)ci->blkaddr,
 			 ci->nblocks);
 		return -EFSCORRUPTED;
 	}
@@ -176,7 +154,7 @@ static int item_check_prealloc(const struct czfs_cluster_info *ci,
 	    (ci->prealloc <= max_nblocks && ci->ulen < cluster_bytes))
 		return 0;
 	czfs_err("cluster item: %s cluster of %u bytes promising %u blocks, expected 0..%u for a partial cluster",
-		 kind_name(ci->kind), ci->ulen, ci->prealloc, max_nblocks);
+		 czfs_cluster_kind_name(ci->kind), ci->ulen, ci->prealloc, max_nblocks);
 	return -EFSCORRUPTED;
 }
 
@@ -476,45 +454,6 @@ int czfs_cluster_encode(struct czfs_codec *codec,
 }
 
 /* ---- decode -------------------------------------------------------------- */
-
-int czfs_cluster_verify_crc(const struct czfs_cluster_info *ci,
-			    const void *buf, unsigned len)
-{
-	uint32_t crc = czfs_crc32c(0, buf, len);
-
-	if (crc == ci->checksum)
-		return 0;
-	cluster_err(ci, "checksum mismatch: stored %08x, computed %08x",
-		    ci->checksum, crc);
-	return -EFSCORRUPTED;
-}
-
-int czfs_cluster_expand(struct czfs_codec *codec,
-			const struct czfs_cluster_info *ci, const void *payload,
-			unsigned clen, void *dst)
-{
-	const struct czfs_compressor *comp = czfs_compressor_get((int)ci->alg);
-	int err;
-
-	if (!comp) {
-		cluster_err(ci, "unknown algorithm %u", ci->alg);
-		return -EFSCORRUPTED;
-	}
-	err = comp->decompress(codec, payload, clen, dst, ci->ulen);
-	if (err == -EFSCORRUPTED)
-		cluster_err(ci, "%u bytes of %s data do not decode to %u bytes",
-			    clen, comp->name, ci->ulen);
-	return err;
-}
-
-int czfs_cluster_check_nblocks(const struct czfs_cluster_info *ci)
-{
-	if (ci->nblocks >= 1 && ci->nblocks <= CZFS_MAX_CLUSTER_BLOCKS)
-		return 0;
-	cluster_err(ci, "nblocks %u outside 1..%u", ci->nblocks,
-		    CZFS_MAX_CLUSTER_BLOCKS);
-	return -EFSCORRUPTED;
-}
 
 static int decode_raw(const struct czfs_cluster_info *ci, const void *stored,
 		      void *dst)

@@ -246,6 +246,10 @@ int czfs_blockmap_item_check(const void *val, unsigned len,
 int czfs_blockmap_decode(const struct czfs_cluster_info *ci,
 			 const void *stored, void *dst);
 
+/* Entries of a BLOCKMAP ci that name a block it does not write (kept
+ * from the item it replaces): bit i for entry i; 0 for other kinds. */
+uint64_t czfs_blockmap_kept(const struct czfs_cluster_info *ci);
+
 /*
  * Whether block i of old (the item a BLOCKMAP replaces) may be kept as
  * entry i, unwritten: a RAW cluster's blocks and a BLOCKMAP's entries.

@@ -141,6 +141,23 @@ bool czfs_blockmap_keeps(const struct czfs_cluster_info *old, unsigned i,
 	return false;
 }
 
+uint64_t czfs_blockmap_kept(const struct czfs_cluster_info *ci)
+{
+	uint64_t kept = 0;
+
+	if (ci->kind != CZFS_CLUSTER_BLOCKMAP)
+		return 0;
+	for (unsigned i = 0; i < czfs_blockmap_entries(ci); i++) {
+		uint64_t a;
+		uint32_t crc;
+
+		czfs_blockmap_get(ci, i, &a, &crc);
+		if (a && !(ci->fresh & (1ull << i)))
+			kept |= 1ull << i;
+	}
+	return kept;
+}
+
 bool czfs_cluster_hot(const struct czfs_cluster_info *old, uint64_t dirty,
 		      unsigned len, bool log_tail)
 {

@@ -1,14 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Checks the cluster decoders share (cluster.c, and the kinds in files of
- * their own: cluster_slice.c).  Not for callers outside the codec: they
- * go through czfs_cluster_decode.
+ * Checks the cluster decoders share (cluster_check.c: used by cluster.c,
+ * and by the kinds in files of their own, cluster_slice.c), so that no
+ * kind's file calls back into cluster.c.  Not for callers outside the
+ * codec: they go through czfs_cluster_decode.
  */
 #ifndef CZFS_CLUSTER_INT_H
 #define CZFS_CLUSTER_INT_H
 
+#include "log.h"
+
 struct czfs_codec;
 struct czfs_cluster_info;
+
+/* A kind's name for messages ("unknown" for a bad one). */
+const char *czfs_cluster_kind_name(unsigned kind);
+
+/* A damaged cluster's log line: its kind, block and size first. */
+#define cluster_err(ci, fmt, ...)					\
+	czfs_err("%s cluster at block %llu (%u bytes): " fmt,		\
+		 czfs_cluster_kind_name((ci)->kind),			\
+		 (unsigned long long)(ci)->blkaddr, (ci)->ulen, ##__VA_ARGS__)
 
 /* buf's crc32c against ci->checksum: 0 or -EFSCORRUPTED (logged). */
 int czfs_cluster_verify_crc(const struct czfs_cluster_info *ci,

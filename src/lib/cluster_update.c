@@ -11,6 +11,7 @@
 #include "cluster.h"
 #include "fs.h"
 #include "inode.h"
+#include "item_free.h"
 #include "pack.h"
 #include "super.h"
 #include "util.h"
@@ -42,58 +43,11 @@ static bool item_is_reserved(const uint8_t *val, int len)
 	return raw.kind == CZFS_CLUSTER_RESERVED;
 }
 
-/* Entries of a BLOCKMAP ci that name a block it does not write. */
-static uint64_t kept_entries(const struct czfs_cluster_info *ci)
-{
-	uint64_t kept = 0;
-
-	if (ci->kind != CZFS_CLUSTER_BLOCKMAP)
-		return 0;
-	for (unsigned i = 0; i < czfs_blockmap_entries(ci); i++) {
-		uint64_t a;
-		uint32_t crc;
-
-		czfs_blockmap_get(ci, i, &a, &crc);
-		if (a && !(ci->fresh & (1ull << i)))
-			kept |= 1ull << i;
-	}
-	return kept;
-}
-
-void czfs_cluster_free_blocks(struct czfs_fs *fs,
-			      const struct czfs_cluster_info *old,
-			      const struct czfs_cluster_info *keep,
-			      struct czfs_stored *freed)
-{
-	uint64_t kept = keep ? kept_entries(keep) : 0;
-
-	if (old->kind != CZFS_CLUSTER_BLOCKMAP &&
-	    (!kept || old->kind != CZFS_CLUSTER_RAW)) {	/* one run */
-		if (old->nblocks && czfs_cluster_has_extent(old->kind)) {
-			czfs_smap_free(&fs->smap, old->blkaddr, old->nblocks);
-			freed->blocks += old->nblocks;
-		}
-		return;
-	}
-	for (unsigned i = 0; i < 64; i++) {
-		uint64_t a;
-		uint32_t crc;
-		bool known;
-
-		if (!czfs_blockmap_keeps(old, i, &a, &crc, &known))
-			break;
-		if (!a || (kept & (1ull << i)))
-			continue;
-		czfs_smap_free(&fs->smap, a, 1);
-		freed->blocks++;
-	}
-}
-
 /* Every block ci keeps is the one old has at that index. */
 static int check_kept(const struct czfs_cluster_info *old,
 		      const struct czfs_cluster_info *ci)
 {
-	uint64_t kept = kept_entries(ci);
+	uint64_t kept = czfs_blockmap_kept(ci);
 
 	for (unsigned i = 0; kept; i++, kept >>= 1) {
 		uint64_t a, b;
@@ -123,7 +77,7 @@ static int free_replaced(struct czfs_fs *fs, const struct czfs_key *key,
 	struct czfs_cluster_info oci;
 	int err;
 
-	if (!kept_entries(ci))
+	if (!czfs_blockmap_kept(ci))
 		return czfs_item_free_blocks(fs, key, old, n, freed);
 	err = czfs_cluster_item_decode(old, n, CZFS_MAX_CLUSTER_SIZE,
 				       fs->cp.max_blocks, &oci);
@@ -133,7 +87,7 @@ static int free_replaced(struct czfs_fs *fs, const struct czfs_key *key,
 		return err;
 	czfs_cluster_free_blocks(fs, &oci, ci, freed);
 	/* the kept ones leave the old item's count and come back in ci's */
-	freed->blocks += __builtin_popcountll(kept_entries(ci));
+	freed->blocks += __builtin_popcountll(czfs_blockmap_kept(ci));
 	czfs_smap_prealloc_add(&fs->smap, -(int64_t)oci.prealloc);
 	freed->prealloc += oci.prealloc;
 	return 0;
@@ -164,7 +118,7 @@ static int cluster_set(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 		return 0;		/* zeros written: the promise stays */
 	if (n < 0 && n != -ENOENT)
 		return n;
-	if (n == -ENOENT && kept_entries(ci))
+	if (n == -ENOENT && czfs_blockmap_kept(ci))
 		return -ESTALE;		/* nothing there to keep */
 	if (n >= 0) {
 		uint32_t bytes;

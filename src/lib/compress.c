@@ -33,13 +33,6 @@ const char *czfs_alg_name(int alg)
 	return comp ? comp->name : "?";
 }
 
-int czfs_compressor_level(const struct czfs_compressor *comp, int level)
-{
-	if (level == 0)
-		return comp->default_level;
-	return MIN(MAX(level, comp->min_level), comp->max_level);
-}
-
 /* A level is decimal digits only: no sign, no spaces, no suffix. */
 static int parse_level(const char *s, int *level)
 {

@@ -32,8 +32,16 @@ void czfs_zstd_release(struct czfs_codec *c);
 
 /*
  * The level a backend really uses: 0 means its default, and a level out of
- * range (from a damaged inode, say) is clamped rather than refused.
+ * range (from a damaged inode, say) is clamped rather than refused.  Here,
+ * so that the backends call nothing of compress.c, which calls them.
  */
-int czfs_compressor_level(const struct czfs_compressor *comp, int level);
+static inline int czfs_compressor_level(const struct czfs_compressor *comp,
+					int level)
+{
+	if (level == 0)
+		return comp->default_level;
+	return level < comp->min_level ? comp->min_level :
+	       level > comp->max_level ? comp->max_level : level;
+}
 
 #endif /* CZFS_COMPRESS_INT_H */

@@ -236,15 +236,6 @@ int czfs_cluster_write(struct czfs_fs *fs, uint64_t ino, uint64_t idx,
 int czfs_clusters_delete(struct czfs_fs *fs, uint64_t ino, uint64_t from,
 			 uint64_t to, struct czfs_stored *delta);
 
-/*
- * Free the blocks of cluster old (an extent's, a BLOCKMAP's entries'; not
- * a pack's), but those that keep, a BLOCKMAP replacing it, keeps (its
- * entries not fresh); adds them to freed->blocks.  fs->lock exclusive.
- */
-void czfs_cluster_free_blocks(struct czfs_fs *fs,
-			      const struct czfs_cluster_info *old,
-			      const struct czfs_cluster_info *keep,
-			      struct czfs_stored *freed);
 int czfs_clusters_drop(struct czfs_fs *fs, uint64_t ino, uint64_t from,
 		       struct czfs_stored *delta);
 

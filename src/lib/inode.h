@@ -87,12 +87,7 @@ const char *czfs_inode_type_name(uint32_t mode);
  *   own (clusters, xattr values); uncount it.
  * czfs_orphan_add/del: the ORPHAN item of an inode unlinked while open
  *   (mount and fsck finish destroying it).
- * czfs_items_delete: delete the items in [first, last], freeing their
- *   blocks and giving back the space fallocate promised them; adds the
- *   blocks freed, the inline bytes dropped and the promise given back to
- *   *freed.
- * czfs_item_free_blocks: free the blocks one item owns, give back its
- *   promise (adds to *freed as czfs_items_delete does).
+ * (Deleting items with the blocks they own: item_free.h.)
  * All return 0 or -errno (-ENOSPC, -EFSCORRUPTED, I/O errors).
  */
 struct czfs_fs;
@@ -105,11 +100,6 @@ int czfs_orphan_add(struct czfs_fs *fs, uint64_t ino);
 int czfs_orphan_del(struct czfs_fs *fs, uint64_t ino);
 /* Destroy every orphan (after a crash; mount and fsck do it): *count. */
 int czfs_orphans_reap(struct czfs_fs *fs, unsigned *count);
-int czfs_items_delete(struct czfs_fs *fs, const struct czfs_key *first,
-		      const struct czfs_key *last, struct czfs_stored *freed);
-int czfs_item_free_blocks(struct czfs_fs *fs, const struct czfs_key *key,
-			  const void *val, unsigned size,
-			  struct czfs_stored *freed);
 
 /* Bytes per cluster of this inode. */
 static inline uint32_t czfs_inode_cluster_bytes(const struct czfs_inode_info *ii)

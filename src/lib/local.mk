@@ -32,6 +32,7 @@ src_lib_libczfs_a_SOURCES += \
 	src/lib/commit.c \
 	src/lib/dir_update.c src/lib/inode_update.c \
 	src/lib/cluster_update.c src/lib/xattr_update.c \
+	src/lib/item_free.c src/lib/item_free.h \
 	src/lib/fileread.c src/lib/pack.c src/lib/pack.h
 
 # Batched reads of the image's data blocks (the daemon's read path).
