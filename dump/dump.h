@@ -33,7 +33,4 @@ int dump_inode(struct dump_ctx *d, uint64_t ino);
 /* Walk every node and item; print the statistics.  0 or -errno. */
 int dump_stats(struct dump_ctx *d);
 
-/* "raw", "compressed", "inline", "inline-compressed". */
-const char *dump_kind_name(unsigned kind);
-
 #endif /* DUMP_DUMP_H */

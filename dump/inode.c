@@ -17,24 +17,6 @@
 #include "util.h"
 #include "xattr.h"
 
-
-const char *dump_kind_name(unsigned kind)
-{
-	static const char *const names[] = {
-		[CZFS_CLUSTER_HOLE] = "hole",
-		[CZFS_CLUSTER_RAW] = "raw",
-		[CZFS_CLUSTER_COMPRESSED] = "compressed",
-		[CZFS_CLUSTER_INLINE] = "inline",
-		[CZFS_CLUSTER_INLINE_COMPRESSED] = "inline-compressed",
-		[CZFS_CLUSTER_RESERVED] = "reserved",
-		[CZFS_CLUSTER_BLOCKMAP] = "block-mapped",
-		[CZFS_CLUSTER_PACKED] = "packed",
-		[CZFS_CLUSTER_SLICE] = "sliced",
-	};
-
-	return kind < ARRAY_SIZE(names) && names[kind] ? names[kind] : "unknown";
-}
-
 static void show_fields(struct dump_ctx *d, const struct czfs_inode_info *ii)
 {
 	struct dout *o = &d->out;
@@ -149,7 +131,7 @@ static void show_cluster(struct cluster_walk *w, uint64_t idx,
 	w->count[ci->kind]++;
 	dout_row(o);
 	dout_u64(o, "index", idx);
-	dout_str(o, "kind", dump_kind_name(ci->kind));
+	dout_str(o, "kind", czfs_cluster_kind_name(ci->kind));
 	dout_str(o, "alg", czfs_alg_name((int)ci->alg));
 	dout_u64(o, "blkaddr", ci->blkaddr);
 	dout_u64(o, "blocks", ci->kind == CZFS_CLUSTER_RESERVED ?
@@ -203,9 +185,9 @@ static int show_clusters(struct dump_ctx *d, const struct czfs_inode_info *ii)
 	free(w.blk);
 	dout_obj(&d->out, "cluster_counts");
 	for (unsigned k = CZFS_CLUSTER_RAW; k < ARRAY_SIZE(w.count); k++) {
-		if (!strcmp(dump_kind_name(k), "unknown"))
+		if (!strcmp(czfs_cluster_kind_name(k), "unknown"))
 			continue;
-		dout_u64(&d->out, dump_kind_name(k), w.count[k]);
+		dout_u64(&d->out, czfs_cluster_kind_name(k), w.count[k]);
 		total += w.count[k];
 	}
 	total += w.damaged;

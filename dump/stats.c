@@ -293,8 +293,8 @@ static void show_counts(struct stats *s)
 	dout_obj_end(o);
 	dout_obj(o, "clusters");
 	for (unsigned k = CZFS_CLUSTER_RAW; k < ARRAY_SIZE(s->kinds); k++)
-		if (strcmp(dump_kind_name(k), "unknown"))
-			dout_u64(o, dump_kind_name(k), s->kinds[k]);
+		if (strcmp(czfs_cluster_kind_name(k), "unknown"))
+			dout_u64(o, czfs_cluster_kind_name(k), s->kinds[k]);
 	dout_obj_end(o);
 	if (s->runs) {
 		dout_obj(o, "runs");

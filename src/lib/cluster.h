@@ -246,6 +246,10 @@ int czfs_blockmap_item_check(const void *val, unsigned len,
 int czfs_blockmap_decode(const struct czfs_cluster_info *ci,
 			 const void *stored, void *dst);
 
+/* A kind's name, as messages, dump.czfs and fsck.czfs say it ("unknown"
+ * for a bad one). */
+const char *czfs_cluster_kind_name(unsigned kind);
+
 /* Entries of a BLOCKMAP ci that name a block it does not write (kept
  * from the item it replaces): bit i for entry i; 0 for other kinds. */
 uint64_t czfs_blockmap_kept(const struct czfs_cluster_info *ci);

@@ -18,7 +18,7 @@ const char *czfs_cluster_kind_name(unsigned kind)
 		[CZFS_CLUSTER_RAW] = "raw",
 		[CZFS_CLUSTER_COMPRESSED] = "compressed",
 		[CZFS_CLUSTER_INLINE] = "inline",
-		[CZFS_CLUSTER_INLINE_COMPRESSED] = "inline compressed",
+		[CZFS_CLUSTER_INLINE_COMPRESSED] = "inline-compressed",
 		[CZFS_CLUSTER_RESERVED] = "reserved",
 		[CZFS_CLUSTER_BLOCKMAP] = "block-mapped",
 		[CZFS_CLUSTER_PACKED] = "packed",

@@ -13,9 +13,6 @@
 struct czfs_codec;
 struct czfs_cluster_info;
 
-/* A kind's name for messages ("unknown" for a bad one). */
-const char *czfs_cluster_kind_name(unsigned kind);
-
 /* A damaged cluster's log line: its kind, block and size first. */
 #define cluster_err(ci, fmt, ...)					\
 	czfs_err("%s cluster at block %llu (%u bytes): " fmt,		\
