@@ -79,7 +79,11 @@ void czfs_flusher_balance(struct czfs_daemon *dm)
  * every write: 9,000 IOPS and stalls of 150-600 ms, against 14,500 IOPS
  * without discard.  A pass runs after each periodic checkpoint, and
  * sooner once UNPUNCHED_GROWTH blocks more are unpunched than after the
- * last one (a big file deleted).
+ * last one (a big file deleted).  After a period in which nothing
+ * changed, a pass punches the single blocks too: the writer has
+ * stopped, and the image gives back what it held for it (else the
+ * unmount would: 4.5 s after 15 s of random writes on a host that
+ * discards).
  */
 #define PUNCH_MIN_RUN		16u
 #define UNPUNCHED_GROWTH	1024u
@@ -167,18 +171,18 @@ static void *flusher(void *arg)
 {
 	struct czfs_daemon *dm = arg;
 	struct timespec until;
-	bool kick, commit, discard;
+	bool kick, commit, quiet, discard;
 
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += dm->opts.commit;
 	while (czfs_flushreq_wait(dm->fr, &until, dm->opts.commit, &kick,
-				  &commit, &discard)) {
+				  &commit, &quiet, &discard)) {
 		if (kick)
 			czfs_writeback_dirty(dm);
 		if (commit)
 			checkpoint_failed(czfs_flusher_checkpoint(dm), "a periodic checkpoint");
-		if (discard || commit) {
-			czfs_fs_discard_freed(dm->fs, PUNCH_MIN_RUN);
+		if (discard || commit || (quiet && czfs_smap_unpunched(&dm->fs->smap))) {
+			czfs_fs_discard_freed(dm->fs, quiet ? 1 : PUNCH_MIN_RUN);
 			atomic_store(&dm->fl->unpunched_after,
 				     czfs_smap_unpunched(&dm->fs->smap));
 		}

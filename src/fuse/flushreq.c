@@ -92,7 +92,7 @@ static bool past(const struct timespec *t)
 
 bool czfs_flushreq_wait(struct czfs_flushreq *fr, struct timespec *until,
 			unsigned period, bool *kick, bool *commit,
-			bool *discard)
+			bool *quiet, bool *discard)
 {
 	bool running;
 
@@ -106,6 +106,7 @@ bool czfs_flushreq_wait(struct czfs_flushreq *fr, struct timespec *until,
 	fr->discard = false;
 	*commit = running && (past(until) || fr->commit_now);
 	fr->commit_now = false;
+	*quiet = *commit && !fr->changed;
 	if (*commit) {
 		*commit = fr->changed;
 		fr->changed = false;

@@ -45,11 +45,12 @@ bool czfs_flushreq_discard(struct czfs_daemon *dm);
  * The flusher waits for a request or for *until; when a checkpoint is
  * due (until passed, or early) *until moves period seconds on.  *kick:
  * writeback asked; *commit: a checkpoint is due and something changed;
- * *discard: freed blocks to punch.  False once stopped.
+ * *quiet: it is due and nothing changed in the period; *discard: freed
+ * blocks to punch.  False once stopped.
  */
 bool czfs_flushreq_wait(struct czfs_flushreq *fr, struct timespec *until,
 			unsigned period, bool *kick, bool *commit,
-			bool *discard);
+			bool *quiet, bool *discard);
 /* Wake the flusher for good: its wait returns false. */
 void czfs_flushreq_stop(struct czfs_flushreq *fr);
 

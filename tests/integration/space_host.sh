@@ -109,6 +109,40 @@ rm -f "$M/db"
 rw_umount
 assert_only_metadata "after the fsync'd rewrites, rm and an unmount"
 
+note "scattered blocks random rewrites free stay while they write, go once they stop"
+# Random 4 KiB rewrites free single blocks here and there: passes while
+# the writer runs leave them to the next writes (punched one by one they
+# stalled every write); once a period passes with nothing changed, a pass
+# punches them all, so the host gives back and an unmount has none left.
+czfs_mount "$RW_IMG" "$M" -o commit=1
+python3 - "$M/rnd" <<'PY3' || fail "the random rewrites failed"
+import os, random, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.pwrite(fd, os.urandom(16 << 20), 0)
+os.fsync(fd)
+r = random.Random(3)
+for i in range(3000):
+    os.pwrite(fd, os.urandom(4096), r.randrange(4096) * 4096)
+    if i % 100 == 99:
+        os.fsync(fd)
+os.fsync(fd)
+os.close(fd)
+PY3
+left=$(stat_of backing.unpunched_blocks)
+note "right after the rewrites: $left blocks unpunched, host $(du_kib) KiB, in use $(used_kib) KiB"
+[ "$left" -gt 100 ] || fail "random rewrites left $left freed blocks unpunched: punched one by one"
+for _ in $(seq 1 100); do
+	[ "$(stat_of backing.unpunched_blocks)" = 0 ] && break
+	sleep 0.2
+done
+[ "$(stat_of backing.unpunched_blocks)" = 0 ] ||
+	fail "$(stat_of backing.unpunched_blocks) blocks still unpunched 20 s after the writer stopped"
+[ "$(du_kib)" -le $(($(used_kib) + 1024)) ] ||
+	fail "quiet again, the host holds $(du_kib) KiB while $(used_kib) KiB are in use"
+note "quiet: host $(du_kib) KiB, in use $(used_kib) KiB"
+rm -f "$M/rnd"
+rw_umount
+
 note "nodiscard keeps freed blocks, fsck --trim gives them back"
 czfs_mount "$RW_IMG" "$M" -o nodiscard
 head -c 24M /dev/urandom >"$M/big"
