@@ -126,6 +126,8 @@ struct czfs_daemon_stats {
 	atomic_ullong loop_handoffs;	/* requests the reader passed the
 					 * device on for (loop.h) */
 	atomic_ullong loop_threads;	/* threads of that loop */
+	atomic_ullong attr_notifies;	/* attributes the kernel was told to
+					 * drop after a writeback */
 };
 
 struct czfs_daemon {

@@ -82,6 +82,7 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "dir.entries_bare %llu\n", ld(&s->list_bare));
 	put(o, "fuse.loop_handoffs %llu\n", ld(&s->loop_handoffs));
 	put(o, "fuse.loop_threads %llu\n", ld(&s->loop_threads));
+	put(o, "fuse.attr_notifies %llu\n", ld(&s->attr_notifies));
 }
 
 static void cache_stats(struct out *o, struct czfs_daemon *dm)

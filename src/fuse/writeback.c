@@ -465,6 +465,28 @@ static int encode_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return err;
 }
 
+/* The block count changed: the kernel's cached attributes are stale. */
+static void notify_attrs(struct czfs_daemon *dm, uint64_t ino)
+{
+	if (!atomic_load(&dm->serving))
+		return;
+	atomic_fetch_add(&dm->st.attr_notifies, 1);
+	fuse_lowlevel_notify_inval_inode(dm->se, ino, -1, 0);
+}
+
+/* st_blocks now differs from before's (the writeback's own change, or
+ * another's meanwhile). */
+static bool blocks_changed(struct czfs_minode *mi,
+			   const struct czfs_inode_info *before)
+{
+	blkcnt_t now;
+
+	pthread_mutex_lock(&mi->lock);
+	now = czfs_inode_stat_blocks(&mi->ii);
+	pthread_mutex_unlock(&mi->lock);
+	return now != czfs_inode_stat_blocks(before);
+}
+
 /*
  * Write back the oldest max of mi's dirty clusters (wb_lock held) in one
  * transaction; *took says how many it took.
@@ -511,9 +533,11 @@ static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi,
 	 * committed they can be used */
 	if (err == -ENOSPC && !czfs_room_reclaim(dm))
 		err = encode_link(dm, mi, &ii, ws, n);
-	/* the block count changed: the kernel's cached attributes are stale */
-	if (!err && atomic_load(&dm->serving))
-		fuse_lowlevel_notify_inval_inode(dm->se, mi->ino, -1, 0);
+	/* not when blocks were only replaced (a database's rewritten pages,
+	 * a journal's header): nothing the kernel keeps changed, and the
+	 * notification is a system call */
+	if (!err && blocks_changed(mi, &ii))
+		notify_attrs(dm, mi->ino);
 	if (err) {
 		czfs_err("inode %llu: writeback failed: %s",
 			 (unsigned long long)mi->ino, strerror(-err));
@@ -582,8 +606,8 @@ static void pack_finish(struct czfs_daemon *dm, struct czfs_wbpack *pk)
 		struct czfs_wbpack_member *m = &pk->m[i];
 		struct wb_item w = { .e = m->e, .seq = m->seq, .done = m->done };
 
-		if (m->done && atomic_load(&dm->serving))
-			fuse_lowlevel_notify_inval_inode(dm->se, m->mi->ino, -1, 0);
+		if (m->done)
+			notify_attrs(dm, m->mi->ino);
 		wb_finish(dm, m->mi, &w, 1, 0);
 		pthread_mutex_unlock(&m->mi->wb_lock);
 		czfs_mi_put(dm, m->mi);		/* the dirty list's hold */

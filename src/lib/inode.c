@@ -138,6 +138,12 @@ int czfs_inode_read(struct czfs_btree *t, uint64_t ino,
 	return czfs_inode_read_near(t, ino, ii, NULL);
 }
 
+blkcnt_t czfs_inode_stat_blocks(const struct czfs_inode_info *ii)
+{
+	return (blkcnt_t)((ii->blocks + ii->prealloc) * (CZFS_BLOCK_SIZE / 512) +
+			  DIV_ROUND_UP(ii->inline_bytes, 512));
+}
+
 void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -149,9 +155,7 @@ void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st)
 	st->st_rdev = makedev(ii->rdev_major, ii->rdev_minor);
 	st->st_size = (off_t)ii->size;
 	st->st_blksize = CZFS_BLOCK_SIZE;
-	st->st_blocks = (blkcnt_t)((ii->blocks + ii->prealloc) *
-				   (CZFS_BLOCK_SIZE / 512) +
-				   DIV_ROUND_UP(ii->inline_bytes, 512));
+	st->st_blocks = czfs_inode_stat_blocks(ii);
 	st->st_atim = ii->atime;
 	st->st_mtim = ii->mtime;
 	st->st_ctim = ii->ctime;

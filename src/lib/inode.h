@@ -71,6 +71,8 @@ int czfs_inode_read_near(struct czfs_btree *t, uint64_t ino,
  * sectors (as ext4 counts inline data), so a file with data never shows 0.
  */
 void czfs_inode_to_stat(const struct czfs_inode_info *ii, struct stat *st);
+/* Its st_blocks alone. */
+blkcnt_t czfs_inode_stat_blocks(const struct czfs_inode_info *ii);
 
 /* "regular file", "directory", ... for messages; "unknown" if none. */
 const char *czfs_inode_type_name(uint32_t mode);

@@ -208,6 +208,37 @@ h1=$(stat_of fuse.loop_handoffs) q1=$(stat_of fuse.write_requests)
 [ $((h1 - h0)) -lt 100 ] || fail "small writes were passed on: $((h1 - h0)) handoffs for 400 writes and 10 fsyncs"
 [ "$(stat_of fuse.loop_threads)" -ge 1 ] || fail "a writable mount does not use the daemon's loop"
 
+note "a writeback that only replaces blocks leaves the kernel's attributes"
+# Rewriting blocks in place (a database's pages) keeps the block count:
+# nothing to tell the kernel.  Appends change it: st_blocks right after
+# the fsync says so.
+python3 - "$M/pages" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+os.pwrite(fd, os.urandom(256 << 10), 0)
+os.fsync(fd)
+os.close(fd)
+PY
+n0=$(stat_of fuse.attr_notifies)
+python3 - "$M/pages" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+for i in range(20):
+    os.pwrite(fd, os.urandom(4096), (i * 7 % 64) * 4096)
+    os.fsync(fd)
+os.close(fd)
+PY
+n1=$(stat_of fuse.attr_notifies)
+[ $((n1 - n0)) -le 2 ] || fail "20 fsync'd rewrites in place sent $((n1 - n0)) attribute notifications"
+for i in 1 2 3 4 5; do
+	head -c 65536 /dev/urandom >>"$M/pages"
+	sync "$M/pages"
+done
+n2=$(stat_of fuse.attr_notifies)
+[ $((n2 - n1)) -ge 5 ] || fail "5 fsync'd appends sent $((n2 - n1)) attribute notifications"
+[ "$(stat -c %b "$M/pages")" -ge $(((256 + 5 * 64) * 2)) ] ||
+	fail "st_blocks after appends: $(stat -c %b "$M/pages")"
+
 # The kernel asks for security.capability before every write and drops
 # it when there is one; the daemon remembers an inode has none until its
 # xattrs change: one set after writes is still found (and dropped) by
