@@ -59,14 +59,21 @@ bool czfs_caller_has_cap(fuse_req_t req, int cap)
 	return in_group_or_capable(req, -1, cap);
 }
 
-uint32_t czfs_caller_kill_priv(fuse_req_t req, uint32_t mode, gid_t gid)
+uint32_t czfs_caller_kill_suidgid(fuse_req_t req, uint32_t mode, gid_t gid)
 {
 	uint32_t kill = mode & S_ISUID;
 
+	if (!S_ISREG(mode))
+		return 0;
 	if ((mode & S_ISGID) &&
 	    ((mode & S_IXGRP) || !czfs_caller_in_group_or_capable(req, gid)))
 		kill |= S_ISGID;
-	if (!kill || !S_ISREG(mode) || czfs_caller_capable(req))
-		return 0;
 	return kill;
+}
+
+uint32_t czfs_caller_kill_priv(fuse_req_t req, uint32_t mode, gid_t gid)
+{
+	uint32_t kill = czfs_caller_kill_suidgid(req, mode, gid);
+
+	return kill && !czfs_caller_capable(req) ? kill : 0;
 }

@@ -39,5 +39,8 @@ bool czfs_caller_has_cap(fuse_req_t req, int cap);
  * (gid); none for a caller with CAP_FSETID.
  */
 uint32_t czfs_caller_kill_priv(fuse_req_t req, uint32_t mode, gid_t gid);
+/* The same bits whatever the caller's capabilities: a chown drops them
+ * so, and where the kernel asks it (killpriv.h) it has ruled already. */
+uint32_t czfs_caller_kill_suidgid(fuse_req_t req, uint32_t mode, gid_t gid);
 
 #endif /* CZFS_CALLER_H */

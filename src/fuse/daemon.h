@@ -128,6 +128,7 @@ struct czfs_daemon_stats {
 	atomic_ullong loop_threads;	/* threads of that loop */
 	atomic_ullong attr_notifies;	/* attributes the kernel was told to
 					 * drop after a writeback */
+	atomic_ullong getxattr_reqs;	/* GETXATTR requests */
 };
 
 struct czfs_daemon {

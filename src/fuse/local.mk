@@ -14,6 +14,7 @@ src_fuse_czfs_fuse_SOURCES = \
 	src/fuse/rdplus.c src/fuse/rdplus.h \
 	src/fuse/loop.c src/fuse/loop.h \
 	src/fuse/caller.c src/fuse/caller.h \
+	src/fuse/killpriv.c src/fuse/killpriv.h \
 	src/fuse/remount.c src/fuse/remount.h \
 	src/fuse/utab.c src/fuse/utab.h \
 	src/fuse/ops_inode.c \

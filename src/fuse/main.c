@@ -16,6 +16,7 @@
 #include "flusher.h"
 #include "fs.h"
 #include "log.h"
+#include "killpriv.h"
 #include "loop.h"
 #include "minode.h"
 #include "ops.h"
@@ -625,6 +626,11 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 		goto out_destroy;
 	if (fuse_session_mount(se, cli->mountpoint))
 		goto out_signals;
+	/* writable: spare the kernel's security.capability question before
+	 * every write (killpriv.h) */
+	if (!dm->opts.ro && czfs_killpriv_setup(dm))
+		czfs_warn("cannot watch the device's requests: the kernel will "
+			  "ask for security.capability before every write");
 	dm->mountpoint = realpath(cli->mountpoint, NULL);
 	if (dm->mountpoint)
 		czfs_utab_register(dm->opts.image_shown, dm->mountpoint);

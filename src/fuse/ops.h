@@ -62,6 +62,13 @@ void czfs_fuse_release_all(struct czfs_daemon *dm);
 
 /* ---- ops_write.c ---- */
 
+/*
+ * A change of mi's data drops setuid, and setgid where the kernel would
+ * (czfs_caller_kill_priv: not for a caller with CAP_FSETID); asked: the
+ * request said so itself (killpriv.h), whoever the caller.  0 or -errno.
+ */
+int czfs_fuse_drop_suidgid(struct czfs_daemon *dm, fuse_req_t req,
+			   struct czfs_minode *mi, bool asked);
 /* open(O_TRUNC) of an existing file: size 0, mtime and ctime now. */
 int czfs_fuse_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi);
 /* Write size bytes at off into mi's clusters: bytes written (short only on

@@ -22,6 +22,7 @@
 #include "ops.h"
 #include "pagepool.h"
 #include "push.h"
+#include "killpriv.h"
 #include "remount.h"
 #include "stream.h"
 #include "util.h"
@@ -120,6 +121,13 @@ static void czfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	err = do_open(dm, ino, fi);
+	if (!err && (fi->flags & O_TRUNC) && czfs_killpriv_asked()) {
+		struct czfs_open_file *of = (void *)(uintptr_t)fi->fh;
+
+		err = czfs_fuse_drop_suidgid(dm, req, of->mi, true);
+		if (err)
+			czfs_fuse_release_file(dm, of);
+	}
 	if (err)
 		fuse_reply_err(req, czfs_fuse_errno(err));
 	else if (fuse_reply_open(req, fi))	/* interrupted: never released */

@@ -311,6 +311,7 @@ static void czfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	char *buf = NULL;
 	int ret;
 
+	atomic_fetch_add(&req_daemon(req)->st.getxattr_reqs, 1);
 	if (ino == FUSE_ROOT_ID && !strcmp(name, CZFS_STATS_XATTR)) {
 		reply_stats(req, size);
 		return;

@@ -18,6 +18,7 @@
 #include "daemon.h"
 #include "flusher.h"
 #include "flushreq.h"
+#include "killpriv.h"
 #include "fs.h"
 #include "load.h"
 #include "log.h"
@@ -219,6 +220,26 @@ long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return done ? (long)done : err;
 }
 
+int czfs_fuse_drop_suidgid(struct czfs_daemon *dm, fuse_req_t req,
+			   struct czfs_minode *mi, bool asked)
+{
+	struct czfs_inode_info ii;
+	uint32_t kill;
+
+	czfs_mi_attr(mi, &ii);
+	if (!(ii.mode & (S_ISUID | S_ISGID)))
+		return 0;
+	kill = asked ? czfs_caller_kill_suidgid(req, ii.mode, ii.gid) :
+		       czfs_caller_kill_priv(req, ii.mode, ii.gid);
+	if (!kill)
+		return 0;
+	pthread_mutex_lock(&mi->lock);
+	mi->ii.mode &= ~kill;
+	now(&mi->ii.ctime);
+	pthread_mutex_unlock(&mi->lock);
+	return czfs_writeback_attr(dm, mi);
+}
+
 static void czfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		       size_t size, off_t off, struct fuse_file_info *fi)
 {
@@ -233,6 +254,12 @@ static void czfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		pthread_mutex_lock(&of->mi->lock);
 		of->mi->direct_written = true;
 		pthread_mutex_unlock(&of->mi->lock);
+	}
+	if (n > 0 && czfs_killpriv_asked()) {
+		int err = czfs_fuse_drop_suidgid(dm, req, of->mi, true);
+
+		if (err)
+			n = err;
 	}
 	if (n < 0)
 		fuse_reply_err(req, czfs_fuse_errno((int)n));
@@ -460,8 +487,8 @@ static int setattr_flags_deny(struct czfs_minode *mi, int to_set)
 	return czfs_fuse_flags_deny(ii.flags, touch);
 }
 
-static int do_setattr(struct czfs_daemon *dm, fuse_ino_t ino, struct stat *attr,
-		      int to_set, struct czfs_inode_info *out)
+static int do_setattr(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t ino,
+		      struct stat *attr, int to_set, struct czfs_inode_info *out)
 {
 	struct czfs_minode *mi;
 	int err;
@@ -488,6 +515,8 @@ static int do_setattr(struct czfs_daemon *dm, fuse_ino_t ino, struct stat *attr,
 	}
 	if (!err && (to_set & FUSE_SET_ATTR_MODE))
 		err = chmod_acl(dm, ino, attr->st_mode);
+	if (!err && czfs_killpriv_asked())	/* a chown, a truncate */
+		err = czfs_fuse_drop_suidgid(dm, req, mi, true);
 	czfs_mi_attr(mi, out);
 	czfs_mi_put(dm, mi);
 	return err;
@@ -499,7 +528,7 @@ static void czfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_inode_info ii;
 	struct stat st;
-	int err = do_setattr(dm, ino, attr, to_set, &ii);
+	int err = do_setattr(dm, req, ino, attr, to_set, &ii);
 
 	if (err) {
 		fuse_reply_err(req, czfs_fuse_errno(err));
@@ -635,19 +664,11 @@ static void czfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_minode *mi = of->mi;
 	int err = do_fallocate(dm, mi, mode, (uint64_t)off, (uint64_t)len);
-	struct czfs_inode_info ii;
-	uint32_t kill;
 
 	/* It changes data as a write does, and the kernel leaves the setuid
 	 * and setgid rules of a write to us here (file_remove_privs). */
-	czfs_mi_attr(mi, &ii);
-	kill = err ? 0 : czfs_caller_kill_priv(req, ii.mode, ii.gid);
-	if (kill) {
-		pthread_mutex_lock(&mi->lock);
-		mi->ii.mode &= ~kill;
-		pthread_mutex_unlock(&mi->lock);
-		err = czfs_writeback_attr(dm, mi);
-	}
+	if (!err)
+		err = czfs_fuse_drop_suidgid(dm, req, mi, czfs_killpriv_asked());
 	fuse_reply_err(req, czfs_fuse_errno(err));
 }
 

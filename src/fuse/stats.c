@@ -15,6 +15,7 @@
 #include "packcache.h"
 #include "coldmap.h"
 #include "daemon.h"
+#include "killpriv.h"
 #include "fs.h"
 #include "pagepool.h"
 #include "remote.h"
@@ -83,6 +84,8 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "fuse.loop_handoffs %llu\n", ld(&s->loop_handoffs));
 	put(o, "fuse.loop_threads %llu\n", ld(&s->loop_threads));
 	put(o, "fuse.attr_notifies %llu\n", ld(&s->attr_notifies));
+	put(o, "fuse.getxattr_requests %llu\n", ld(&s->getxattr_reqs));
+	put(o, "fuse.killpriv_v2 %d\n", czfs_killpriv_on());
 }
 
 static void cache_stats(struct out *o, struct czfs_daemon *dm)

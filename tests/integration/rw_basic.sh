@@ -208,6 +208,21 @@ h1=$(stat_of fuse.loop_handoffs) q1=$(stat_of fuse.write_requests)
 [ $((h1 - h0)) -lt 100 ] || fail "small writes were passed on: $((h1 - h0)) handoffs for 400 writes and 10 fsyncs"
 [ "$(stat_of fuse.loop_threads)" -ge 1 ] || fail "a writable mount does not use the daemon's loop"
 
+note "the kernel does not ask for security.capability before every write"
+# FUSE_HANDLE_KILLPRIV_V2 (src/fuse/killpriv.h): a file found without it
+# is not asked about again; the setuid rules are rw_posix.py's to check.
+[ "$(stat_of fuse.killpriv_v2)" = 1 ] || fail "FUSE_HANDLE_KILLPRIV_V2 was not negotiated"
+x0=$(stat_of fuse.getxattr_requests)
+python3 - "$M/small-writes" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+for i in range(200):
+    os.pwrite(fd, b"w" * 100, i * 4096)
+os.close(fd)
+PY
+x1=$(stat_of fuse.getxattr_requests)
+[ $((x1 - x0)) -le 5 ] || fail "200 writes cost $((x1 - x0)) GETXATTR requests"
+
 note "a writeback that only replaces blocks leaves the kernel's attributes"
 # Rewriting blocks in place (a database's pages) keeps the block count:
 # nothing to tell the kernel.  Appends change it: st_blocks right after

@@ -395,6 +395,61 @@ def utimensat(path, atime, mtime, follow=True):
         raise OSError(e, os.strerror(e), path)
 
 
+def check_data_changes_drop_setuid():
+    """As the kernel's file_remove_privs: a write, truncate or O_TRUNC by a
+    caller without CAP_FSETID drops setuid, and setgid where the file is
+    group-executable or the caller is not in its group; a write drops
+    security.capability whoever writes.  (On czfs the daemon does part of
+    it: FUSE_HANDLE_KILLPRIV_V2, src/fuse/killpriv.h.)"""
+    f = p("setuid")
+    write_file(f, b"0123456789")
+    mode = lambda: stat.S_IMODE(os.lstat(f).st_mode)
+    wr = f"fd = os.open({f!r}, os.O_WRONLY); t(os.write, fd, b'u'); os.close(fd)"
+    os.chmod(f, 0o6777)
+    fd = os.open(f, os.O_WRONLY)
+    os.write(fd, b"r")
+    os.close(fd)
+    check(mode() == 0o6777, f"a write by root dropped bits: {mode():o}")
+    for i in range(3):      # not only the first write after a change
+        user_expect(NOBODY, NOGROUP, wr, ["OK"])
+        check(mode() == 0o777, f"write {i} by another user left {mode():o}")
+        os.chmod(f, 0o6777)
+    os.chmod(f, 0o2767)     # setgid, not group-executable
+    user_expect(NOBODY, NOGROUP, wr, ["OK"])
+    check(mode() == 0o767, f"a write from outside the group left {mode():o}")
+    os.chmod(f, 0o2767)
+    user_expect(NOBODY, 0, wr, ["OK"])
+    check(mode() == 0o2767, f"a write from the file's group left {mode():o}")
+    os.chmod(f, 0o6777)
+    user_expect(NOBODY, NOGROUP,
+                f"t(lambda: os.close(os.open({f!r}, os.O_WRONLY | os.O_TRUNC)))",
+                ["OK"])
+    check(mode() == 0o777, f"O_TRUNC by another user left {mode():o}")
+    os.chmod(f, 0o6777)
+    user_expect(NOBODY, NOGROUP,
+                f"fd = os.open({f!r}, os.O_WRONLY); t(os.ftruncate, fd, 3); os.close(fd)",
+                ["OK"])
+    check(mode() == 0o777, f"ftruncate by another user left {mode():o}")
+    # VFS_CAP_REVISION_2, effective, CAP_NET_RAW permitted
+    caps = (0x02000001).to_bytes(4, "little") + (1 << 13).to_bytes(4, "little") + bytes(12)
+    os.setxattr(f, "security.capability", caps)
+    check(os.getxattr(f, "security.capability") == caps, "security.capability set")
+    fd = os.open(f, os.O_WRONLY)
+    os.write(fd, b"c")
+    os.close(fd)
+    for who in ("root", "another user"):
+        try:
+            os.getxattr(f, "security.capability")
+            check(False, f"a write by {who} left security.capability")
+        except OSError as e:
+            check(e.errno == errno.ENODATA,
+                  f"getxattr after a write by {who}: {ename(e.errno)}")
+        if who == "root":
+            os.chmod(f, 0o777)
+            os.setxattr(f, "security.capability", caps)
+            user_expect(NOBODY, NOGROUP, wr, ["OK"])
+
+
 def check_chmod_chown_utimens():
     f = p("attrs")
     write_file(f, b"a")
