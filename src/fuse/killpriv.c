@@ -6,12 +6,14 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <linux/fuse.h>
 
 #include "killpriv.h"
+#include "util.h"
 
 /* One session a process: the INIT request to answer, and the answer. */
 static atomic_ullong init_unique;
@@ -20,33 +22,37 @@ static atomic_bool init_offered, init_done, taken;
  * the same thread, whichever loop runs. */
 static __thread bool asked;
 
+/* Where each request that may carry a kill flag carries it. */
+static const struct {
+	uint32_t opcode;
+	size_t arg_size, field;		/* its argument; the flags' offset */
+	uint32_t flag;
+} kill_flags[] = {
+	{ FUSE_WRITE, sizeof(struct fuse_write_in),
+	  offsetof(struct fuse_write_in, write_flags), FUSE_WRITE_KILL_SUIDGID },
+	{ FUSE_OPEN, sizeof(struct fuse_open_in),
+	  offsetof(struct fuse_open_in, open_flags), FUSE_OPEN_KILL_SUIDGID },
+	{ FUSE_CREATE, sizeof(struct fuse_create_in),
+	  offsetof(struct fuse_create_in, open_flags), FUSE_OPEN_KILL_SUIDGID },
+	{ FUSE_SETATTR, sizeof(struct fuse_setattr_in),
+	  offsetof(struct fuse_setattr_in, valid), FATTR_KILL_SUIDGID },
+};
+
 /* What the request in buf[0..n) asks of the kill flags. */
 static bool kill_flag(const uint8_t *buf, size_t n)
 {
 	const struct fuse_in_header *in = (const void *)buf;
-	const void *arg = buf + sizeof(*in);
-	size_t alen = n - sizeof(*in);
+	uint32_t flags;
 
-	switch (in->opcode) {
-	case FUSE_WRITE:
-		return alen >= sizeof(struct fuse_write_in) &&
-		       (((const struct fuse_write_in *)arg)->write_flags &
-			FUSE_WRITE_KILL_SUIDGID);
-	case FUSE_OPEN:
-		return alen >= sizeof(struct fuse_open_in) &&
-		       (((const struct fuse_open_in *)arg)->open_flags &
-			FUSE_OPEN_KILL_SUIDGID);
-	case FUSE_CREATE:
-		return alen >= sizeof(struct fuse_create_in) &&
-		       (((const struct fuse_create_in *)arg)->open_flags &
-			FUSE_OPEN_KILL_SUIDGID);
-	case FUSE_SETATTR:
-		return alen >= sizeof(struct fuse_setattr_in) &&
-		       (((const struct fuse_setattr_in *)arg)->valid &
-			FATTR_KILL_SUIDGID);
-	default:
-		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(kill_flags); i++) {
+		if (kill_flags[i].opcode != in->opcode)
+			continue;
+		if (n - sizeof(*in) < kill_flags[i].arg_size)
+			return false;
+		memcpy(&flags, buf + sizeof(*in) + kill_flags[i].field, sizeof(flags));
+		return flags & kill_flags[i].flag;
 	}
+	return false;
 }
 
 static ssize_t kp_read(int fd, void *buf, size_t len, void *userdata)

@@ -121,7 +121,7 @@ static void czfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	err = do_open(dm, ino, fi);
-	if (!err && (fi->flags & O_TRUNC) && czfs_killpriv_asked()) {
+	if (!err && czfs_killpriv_asked()) {	/* O_TRUNC by a non-CAP_FSETID caller */
 		struct czfs_open_file *of = (void *)(uintptr_t)fi->fh;
 
 		err = czfs_fuse_drop_suidgid(dm, req, of->mi, true);
