@@ -33,6 +33,8 @@ struct stats {
 	/* packs: their count and blocks; the packed clusters' bytes and the
 	 * blocks they would take each stored raw on its own */
 	uint64_t packs, pack_blocks, pack_ulen, packed_bytes, packed_alone;
+	uint64_t sliced_packs, pack_slice_bytes; /* of which slices of runs,
+					 * their payload */
 	/* runs: their count, blocks and bytes used; the slices' payload and
 	 * the blocks they would take each as a COMPRESSED cluster */
 	uint64_t runs, run_blocks, run_bytes, run_live, slices, slice_bytes;
@@ -151,8 +153,19 @@ static void stat_pack(struct stats *s, const struct czfs_key *key,
 		return;
 	}
 	s->packs++;
-	s->pack_blocks += p.nblocks;
 	s->pack_ulen += p.ulen;
+	if (p.sliced) {	/* a slice of a run, whose blocks show_algs shares */
+		s->sliced_packs++;
+		s->pack_slice_bytes += p.clen;
+		s->slices++;
+		s->slice_bytes += p.clen;
+		s->sliced_alone += DIV_ROUND_UP(p.clen +
+			sizeof(struct czfs_cluster_header), CZFS_BLOCK_SIZE);
+		s->alg[p.alg].slice_bytes += p.clen;
+		s->alg[p.alg].stored_bytes += p.clen;
+		return;
+	}
+	s->pack_blocks += p.nblocks;
 	s->alg[p.alg].disk_blocks += p.nblocks;
 	s->alg[p.alg].stored_bytes += (uint64_t)p.nblocks * CZFS_BLOCK_SIZE;
 }
@@ -282,6 +295,7 @@ static void show_algs(struct stats *s)
 static void show_counts(struct stats *s)
 {
 	struct dout *o = &s->d->out;
+	uint64_t pack_blocks;
 
 	dout_obj(o, "inodes");
 	dout_u64(o, "total", s->inodes);
@@ -312,13 +326,18 @@ static void show_counts(struct stats *s)
 	if (!s->packs)
 		return;
 	dout_obj(o, "packs");
+	/* blocks: sliced packs count their payload, in blocks, not the
+	 * blocks of their runs they touch */
+	pack_blocks = s->pack_blocks + DIV_ROUND_UP(s->pack_slice_bytes,
+						    CZFS_BLOCK_SIZE);
 	dout_u64(o, "count", s->packs);
-	dout_u64(o, "blocks", s->pack_blocks);
+	dout_u64(o, "in_runs", s->sliced_packs);
+	dout_u64(o, "blocks", pack_blocks);
 	dout_u64(o, "bytes", s->pack_ulen);
 	dout_u64(o, "packed_bytes", s->packed_bytes);	/* dedup: > bytes */
 	dout_u64(o, "blocks_alone", s->packed_alone);
 	dout_u64(o, "blocks_saved",
-		 s->packed_alone - MIN(s->packed_alone, s->pack_blocks));
+		 s->packed_alone - MIN(s->packed_alone, pack_blocks));
 	dout_obj_end(o);
 }
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Shared packs and runs: every PACKED cluster is counted against its
- * pack's address, every SLICE against its run's; each PACK item's blocks
- * are referenced once and its refs must equal the clusters found pointing
- * at it, which must all describe it as the item does (slices: lie inside
- * the run).  A wrong count, or a PACK item missing for a pack its
+ * pack's key, every SLICE against its run's, and each sliced pack once
+ * against its run (found with its first PACKED cluster); each PACK item's
+ * blocks are referenced once (a sliced pack's are its run's) and its refs
+ * must equal the clusters (and sliced packs) found pointing at it, which
+ * must all describe it as the item does (slices: lie inside the run).  A wrong count, or a PACK item missing for a pack its
  * clusters agree on, is repaired (-y) when every cluster item decoded;
  * the blocks of a pack without its item stay referenced meanwhile, so
  * that they are never taken for leaked and freed under its files.
@@ -20,7 +21,7 @@
 #include "util.h"
 
 struct fsck_pack {
-	uint64_t blkaddr;		/* 0: a free slot */
+	uint64_t blkaddr;		/* its key offset; 0: a free slot */
 	struct czfs_pack_info desc;	/* as its first cluster says */
 	uint32_t found;			/* PACKED clusters pointing at it */
 	uint64_t live;			/* a run's: its slices' payload bytes */
@@ -96,7 +97,8 @@ static struct fsck_pack *find(struct fsck_ctx *c, uint64_t blkaddr, bool add)
 	return &c->packs[k];
 }
 
-/* A SLICE counted against its run: the run as far as its slices reach. */
+/* A SLICE, or a sliced pack, counted against its run: the run as far as
+ * its slices reach. */
 static int slice_cluster(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 			 const struct czfs_cluster_info *ci)
 {
@@ -107,6 +109,8 @@ static int slice_cluster(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 	if (!p)
 		return -ENOMEM;
 	c->incompat_used |= CZFS_FEATURE_INCOMPAT_SLICED;
+	if (ci->kind == CZFS_CLUSTER_PACKED)
+		c->incompat_used |= CZFS_FEATURE_INCOMPAT_SLICED_PACKS;
 	p->live += ci->slice_len;
 	if (!p->found++ || (p->desc.run && end > p->desc.ulen))
 		p->desc = (struct czfs_pack_info){
@@ -130,13 +134,15 @@ int fsck_pack_cluster(struct fsck_ctx *c, uint64_t ino, uint64_t idx,
 
 	if (ci->kind == CZFS_CLUSTER_SLICE)
 		return slice_cluster(c, ino, idx, ci);
-	p = find(c, ci->blkaddr, true);
+	p = find(c, czfs_cluster_pack_key(ci), true);
 	if (!p)
 		return -ENOMEM;
 	c->incompat_used |= CZFS_FEATURE_INCOMPAT_PACKED;
 	if (!p->found++) {
 		czfs_pack_of_cluster(ci, &p->desc);
-		return 0;
+		/* a sliced pack is one reference of its run */
+		return czfs_cluster_pack_sliced(ci) ?
+		       slice_cluster(c, ino, idx, ci) : 0;
 	}
 	if (czfs_pack_matches(&p->desc, ci))
 		return 0;
@@ -157,7 +163,16 @@ static bool item_agrees(const struct fsck_pack *p,
 	return czfs_pack_matches(pi, &(struct czfs_cluster_info){
 		.kind = CZFS_CLUSTER_PACKED, .alg = p->desc.alg,
 		.nblocks = p->desc.nblocks, .checksum = p->desc.checksum,
-		.blkaddr = p->desc.blkaddr, .pack_ulen = p->desc.ulen });
+		.blkaddr = p->desc.blkaddr, .pack_ulen = p->desc.ulen,
+		.slice_off = p->desc.slice_off, .slice_len = p->desc.clen,
+		.run = p->desc.run_at });
+}
+
+/* The blocks an item owns: a sliced pack's are its run's. */
+static bool own_blocks(struct fsck_ctx *c, const struct czfs_pack_info *pi,
+		       const char *what)
+{
+	return !pi->sliced && fsck_ref(c, pi->blkaddr, pi->nblocks, what, 0);
 }
 
 int fsck_pack_item(struct fsck_ctx *c, const struct czfs_key *key,
@@ -180,13 +195,15 @@ int fsck_pack_item(struct fsck_ctx *c, const struct czfs_key *key,
 	}
 	c->incompat_used |= pi.run ? CZFS_FEATURE_INCOMPAT_SLICED :
 			    CZFS_FEATURE_INCOMPAT_PACKED;
-	p = find(c, pi.blkaddr, false);
+	if (pi.sliced)
+		c->incompat_used |= CZFS_FEATURE_INCOMPAT_SLICED_PACKS;
+	p = find(c, czfs_pack_key(&pi), false);
 	if (!p) {	/* its blocks: referenced or not by fsck_packs_finish */
 		fsck_fixable(c, "%s at block %" PRIu64 ": %u references, no cluster uses it",
 			     pi.run ? "run" : "pack", pi.blkaddr, pi.refs);
 		return plan(c, &pi, PACK_FIX_DELETE);
 	}
-	if (fsck_ref(c, pi.blkaddr, pi.nblocks, pi.run ? "run" : "pack", 0))
+	if (own_blocks(c, &pi, pi.run ? "run" : "pack"))
 		c->data_blocks += pi.nblocks;
 	p->item_seen = true;
 	p->desc.refs = pi.refs;
@@ -218,14 +235,16 @@ static int pack_missing(struct fsck_ctx *c, struct fsck_pack *p)
 {
 	struct czfs_pack_info pi = p->desc;
 
-	if (!fsck_ref(c, p->blkaddr, p->desc.nblocks, "pack", 0) || p->differ) {
+	if ((!pi.sliced && !fsck_ref(c, pi.blkaddr, pi.nblocks, "pack", 0)) ||
+	    p->differ) {
 		fsck_error(c, "pack at block %" PRIu64 ": %u clusters use it, no PACK item",
-			   p->blkaddr, p->found);
+			   pi.blkaddr, p->found);
 		return 0;
 	}
-	c->data_blocks += p->desc.nblocks;
+	if (!pi.sliced)
+		c->data_blocks += pi.nblocks;
 	fsck_fixable(c, "%s at block %" PRIu64 ": %u clusters use it, no PACK item",
-		     pi.run ? "run" : "pack", p->blkaddr, p->found);
+		     pi.run ? "run" : "pack", pi.blkaddr, p->found);
 	pi.refs = p->found;
 	pi.live = (uint32_t)p->live;
 	return plan(c, &pi, PACK_FIX_INSERT);
@@ -238,8 +257,7 @@ static void keep_unused(struct fsck_ctx *c)
 		const struct fsck_pack_fix *f =
 			fsck_vec_at(&c->pack_fixes, struct fsck_pack_fix, i);
 
-		if (f->op == PACK_FIX_DELETE &&
-		    fsck_ref(c, f->pi.blkaddr, f->pi.nblocks, "pack", 0))
+		if (f->op == PACK_FIX_DELETE && own_blocks(c, &f->pi, "pack"))
 			c->data_blocks += f->pi.nblocks;
 	}
 }
@@ -278,7 +296,7 @@ int fsck_repair_packs(struct fsck_ctx *c)
 		const struct fsck_pack_fix *f =
 			fsck_vec_at(&c->pack_fixes, struct fsck_pack_fix, i);
 		struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK,
-					f->pi.blkaddr };
+					czfs_pack_key(&f->pi) };
 		unsigned len = czfs_pack_item_encode(&f->pi, val);
 
 		if (f->op == PACK_FIX_INSERT)

@@ -59,6 +59,7 @@ struct mk_image {
 	unsigned named_cap;
 	struct mk_packs *packs;
 	struct mk_runs *runs;		/* NULL: each cluster in blocks of its own */
+	struct mk_runs *pruns;		/* of sliced packs (NULL with runs) */
 	uint64_t cur_ino;		/* the inode being written */
 };
 
@@ -357,49 +358,123 @@ static int add_cluster(struct mk_image *im, uint64_t ino,
 	return add_item(im, ino, CZFS_ITEM_CLUSTER, cl->index, val, len, NULL);
 }
 
-/* A pack: its blocks now, its members' items with their inodes. */
+/*
+ * A compressed pack's payload into the open run of packs: *ci becomes its
+ * SLICE, relative to that run, whose number + 1 is *tag.
+ */
+static int slice_pack(struct mk_image *im, const struct mk_chunk *c,
+		      struct czfs_cluster_info *ci, uint64_t *tag)
+{
+	struct czfs_cluster_header_info h;
+	struct czfs_pack_info closed;
+	struct czfs_cluster_info slice;
+	int err;
+
+	czfs_cluster_header_decode(c->out, &h);
+	err = mk_runs_place(im->pruns, &im->w, 0, ci,
+			    c->out + sizeof(struct czfs_cluster_header), h.clen,
+			    &slice, &closed);
+	if (!err)
+		err = run_closed(im, &closed);
+	if (err)
+		return err;
+	mk_runs_pending(im->pruns, NULL);	/* its members come later */
+	*tag = mk_runs_open_number(im->pruns) + 1;
+	*ci = slice;
+	im->incompat |= CZFS_FEATURE_INCOMPAT_SLICED_PACKS;
+	im->pr->bytes_out += h.clen;
+	return 0;
+}
+
+/* A pack: its blocks now (or its run's when it closes), its members'
+ * items with their inodes. */
 static int add_pack(struct mk_image *im, const struct mk_chunk *c)
 {
 	struct czfs_cluster_info ci;
+	uint64_t tag = 0;
 	int err;
 
 	im->pr->bytes_in += c->in_bytes;
 	if (!c->nclusters)	/* copies only */
-		return mk_packs_add(im->packs, 0, NULL, c->members, c->nmembers,
-				    c->new_window);
+		return mk_packs_add(im->packs, 0, NULL, 0, c->members,
+				    c->nmembers, c->new_window);
 	ci = c->cl[0].ci;
-	err = mk_writer_alloc(&im->w, ci.nblocks, &ci.blkaddr);
-	if (!err)
-		err = mk_writer_add(&im->w, ci.blkaddr, c->out, c->cl[0].out_len);
-	if (err)
-		return err;
-	im->pr->bytes_out += c->cl[0].out_len;
 	if (ci.kind == CZFS_CLUSTER_COMPRESSED)
 		im->incompat |= czfs_alg_feature(ci.alg);
-	return mk_packs_add(im->packs, c->seq, &ci, c->members, c->nmembers,
-			    c->new_window);
+	if (im->pruns && ci.kind == CZFS_CLUSTER_COMPRESSED) {
+		err = slice_pack(im, c, &ci, &tag);
+	} else {
+		err = mk_writer_alloc(&im->w, ci.nblocks, &ci.blkaddr);
+		if (!err)
+			err = mk_writer_add(&im->w, ci.blkaddr, c->out,
+					    c->cl[0].out_len);
+		im->pr->bytes_out += c->cl[0].out_len;
+	}
+	if (err)
+		return err;
+	return mk_packs_add(im->packs, c->seq, &ci, tag, c->members,
+			    c->nmembers, c->new_window);
 }
 
-/* The inode's cluster in a pack, if it has one (its last). */
+/* The inode's cluster in a pack, if it has one (its last); a pack in a
+ * run not yet written: its item patched when the run is. */
 static int add_packed(struct mk_image *im, uint64_t ino)
 {
 	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
 	struct czfs_cluster_info ci;
-	uint64_t idx;
+	uint64_t idx, tag, base;
+	bool later;
+	void *item;
+	int err;
 
-	if (!mk_packs_member(im->packs, ino, &idx, &ci))
+	if (!mk_packs_member(im->packs, ino, &idx, &ci, &tag))
 		return 0;
+	later = tag && !mk_runs_base(im->pruns, tag - 1, &base);
+	if (tag && !later) {
+		ci.blkaddr += base;
+		ci.run += base;
+	}
 	im->incompat |= CZFS_FEATURE_INCOMPAT_PACKED;
 	im->inode_inline += czfs_cluster_shared_bytes(&ci);
-	return add_item(im, ino, CZFS_ITEM_CLUSTER, idx, val,
-			czfs_cluster_item_encode(&ci, val), NULL);
+	err = add_item(im, ino, CZFS_ITEM_CLUSTER, idx, val,
+		       czfs_cluster_item_encode(&ci, val), &item);
+	return !err && later ? mk_runs_patch_later(im->pruns, item) : err;
 }
 
-static int add_pack_item(void *arg, uint64_t blkaddr, const void *val,
+static int add_pack_item(void *arg, uint64_t key, const void *val,
 			 unsigned len)
 {
-	return add_item(arg, CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, blkaddr, val,
+	return add_item(arg, CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, key, val,
 			len, NULL);
+}
+
+static bool pack_run_base(void *arg, uint64_t tag, uint64_t *base)
+{
+	struct mk_image *im = arg;
+
+	return tag && mk_runs_base(im->pruns, tag - 1, base) &&
+	       *base + CZFS_RUN_MAX_BLOCKS < CZFS_PACK_SLICED_MAX_BLKADDR;
+}
+
+/* The open runs written, then every PACK item. */
+static int finish_packs(struct mk_image *im)
+{
+	struct czfs_pack_info closed;
+	int err = 0;
+
+	if (im->runs) {
+		err = mk_runs_close(im->runs, &im->w, &closed);
+		if (!err)
+			err = run_closed(im, &closed);
+	}
+	if (!err && im->pruns) {
+		err = mk_runs_close(im->pruns, &im->w, &closed);
+		if (!err)
+			err = run_closed(im, &closed);
+		if (!err)
+			err = mk_packs_resolve(im->packs, pack_run_base, im);
+	}
+	return err ? err : mk_packs_emit(im->packs, add_pack_item, im);
 }
 
 static int add_chunk(struct mk_image *im, const struct mk_chunk *c)
@@ -438,14 +513,7 @@ static int write_inodes(struct mk_image *im, struct mk_pipe *p)
 			im->pr->files++;
 		mk_progress_update(im->pr);
 	}
-	if (!err && im->runs) {
-		struct czfs_pack_info closed;
-
-		err = mk_runs_close(im->runs, &im->w, &closed);
-		if (!err)
-			err = run_closed(im, &closed);
-	}
-	return err ? err : mk_packs_emit(im->packs, add_pack_item, im);
+	return err ? err : finish_packs(im);
 }
 
 /* ---- space map, checkpoint, superblock ------------------------------------ */
@@ -600,7 +668,9 @@ static int image_setup(struct mk_image *im)
 	derive_seed(im->o->uuid, im->seed);
 	err = mk_packs_new(&im->packs);
 	if (!err && im->o->slices)
-		err = mk_runs_new(&im->runs);
+		err = mk_runs_new(true, &im->runs);
+	if (!err && im->o->slices)
+		err = mk_runs_new(false, &im->pruns);
 	if (!err)
 		err = czfs_btree_builder_new(im->bdev, &im->w.alloc, 1, &im->bld);
 	if (!err && im->o->leaf_packs)
@@ -635,6 +705,7 @@ int mk_image_write(struct czfs_bdev *bdev, const struct mk_tree *t,
 		mk_runs_stats(im.runs, &st->runs);
 	mk_packs_free(im.packs);
 	mk_runs_free(im.runs);
+	mk_runs_free(im.pruns);
 	czfs_btree_builder_free(im.bld);
 	mk_writer_free(&im.w);
 	free(im.records);

@@ -93,8 +93,9 @@ static void usage(FILE *f)
 	      "      --no-pack            give each small file and tail its own blocks\n"
 	      "                           instead of packing them together\n"
 	      "      --no-dedup           pack identical small files and tails twice\n"
-	      "      --no-slice           give each compressed cluster whole blocks of its\n"
-	      "                           own instead of laying them back to back in runs\n"
+	      "      --no-slice           give each compressed cluster and pack whole\n"
+	      "                           blocks of its own instead of laying them back\n"
+	      "                           to back in runs\n"
 	      "      --plain-leaves       write each metadata leaf to a block of its own\n"
 	      "                           instead of compressing them in leaf packs\n"
 	      "      --sort=ORDER         order of the packed tails: path (default:\n"
@@ -467,7 +468,10 @@ static int build(struct mk_run *r)
 
 static void pack_summary(const struct mk_pack_stats *st)
 {
-	uint64_t saved = st->alone_blocks - MIN(st->alone_blocks, st->blocks);
+	/* packs in runs take their payload's bytes, not whole blocks */
+	uint64_t blocks = st->blocks + DIV_ROUND_UP(st->slice_bytes,
+						    CZFS_BLOCK_SIZE);
+	uint64_t saved = st->alone_blocks - MIN(st->alone_blocks, blocks);
 
 	if (st->copies)
 		printf("mkfs.czfs: %llu files are copies of others (%.1f MiB): they share their clusters\n",
@@ -476,10 +480,10 @@ static void pack_summary(const struct mk_pack_stats *st)
 	if (!st->packs)
 		return;
 
-	printf("mkfs.czfs: packed %llu small files and tails (%.1f MiB, %llu shared copies) into %llu packs of %.1f MiB, %.1f MiB less than a block each\n",
+	printf("mkfs.czfs: packed %llu small files and tails (%.1f MiB, %llu shared copies) into %llu packs of %.1f MiB (%llu back to back in runs), %.1f MiB less than a block each\n",
 	       (unsigned long long)st->members, st->member_bytes / 1048576.0,
 	       (unsigned long long)st->dedup, (unsigned long long)st->packs,
-	       st->blocks / 256.0, saved / 256.0);
+	       blocks / 256.0, (unsigned long long)st->sliced, saved / 256.0);
 }
 
 static void run_summary(const struct mk_run_stats *st)

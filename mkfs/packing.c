@@ -219,6 +219,7 @@ int mk_pack_place(struct mk_packer *pk, const void *data, struct mk_member *m)
 struct pack {
 	struct czfs_cluster_info ci;	/* as stored, kind 0: none */
 	uint32_t refs;
+	uint64_t tag;			/* of a sliced pack not yet resolved */
 };
 
 /* A cluster of a copied file: its pack in fpacks. */
@@ -275,7 +276,7 @@ static int pack_slot(struct mk_packs *ps, uint64_t seq)
 }
 
 int mk_packs_add(struct mk_packs *ps, uint64_t seq,
-		 const struct czfs_cluster_info *ci,
+		 const struct czfs_cluster_info *ci, uint64_t tag,
 		 const struct mk_member *m, unsigned n, bool new_window)
 {
 	int err;
@@ -285,8 +286,14 @@ int mk_packs_add(struct mk_packs *ps, uint64_t seq,
 		if (err)
 			return err;
 		ps->packs[seq].ci = *ci;
+		ps->packs[seq].tag = tag;
 		ps->st.packs++;
-		ps->st.blocks += ci->nblocks;
+		if (ci->kind == CZFS_CLUSTER_SLICE) {
+			ps->st.sliced++;
+			ps->st.slice_bytes += ci->slice_len;
+		} else {
+			ps->st.blocks += ci->nblocks;
+		}
 		ps->st.bytes += ci->ulen;
 	}
 	if (new_window)
@@ -315,7 +322,7 @@ static int cmp_ino(const void *a, const void *b)
 }
 
 bool mk_packs_member(struct mk_packs *ps, uint64_t ino, uint64_t *index,
-		     struct czfs_cluster_info *ci)
+		     struct czfs_cluster_info *ci, uint64_t *tag)
 {
 	struct mk_member key = { .ino = ino }, *m;
 	struct pack *p;
@@ -331,6 +338,7 @@ bool mk_packs_member(struct mk_packs *ps, uint64_t ino, uint64_t *index,
 		return false;
 	p = &ps->packs[m->seq];
 	czfs_cluster_packed_make(&p->ci, m->off, m->len, ci);
+	*tag = p->tag;
 	*index = m->index;
 	if (p->refs++ && m->copy) {
 		ps->st.dedup++;
@@ -419,23 +427,45 @@ int mk_packs_run(struct mk_packs *ps, const struct czfs_pack_info *run)
 	return 0;
 }
 
+int mk_packs_resolve(struct mk_packs *ps,
+		     bool (*base_of)(void *arg, uint64_t tag, uint64_t *base),
+		     void *arg)
+{
+	for (uint64_t i = 0; i < ps->npacks; i++) {
+		struct pack *p = &ps->packs[i];
+		uint64_t base;
+
+		if (!p->tag)
+			continue;
+		if (!p->refs || !base_of(arg, p->tag, &base))
+			return -EINVAL;	/* its run counts it: never unused */
+		p->ci.blkaddr += base;
+		p->ci.run += base;
+		p->tag = 0;
+	}
+	return 0;
+}
+
 static int emit_one(const struct czfs_pack_info *pi, uint64_t *last,
-		    int (*add)(void *arg, uint64_t blkaddr, const void *val,
+		    int (*add)(void *arg, uint64_t key, const void *val,
 			       unsigned len), void *arg)
 {
 	uint8_t val[sizeof(struct czfs_pack)];
+	uint64_t key = czfs_pack_key(pi);
 
-	if (pi->blkaddr <= *last)	/* written in order: keys in order */
+	if (key <= *last)	/* written in order: keys in order */
 		return -EINVAL;
-	*last = pi->blkaddr;
-	return add(arg, pi->blkaddr, val, czfs_pack_item_encode(pi, val));
+	*last = key;
+	return add(arg, key, val, czfs_pack_item_encode(pi, val));
 }
 
-/* The PACK item of the next pack of list (n of them) from *i, if any. */
+/* The PACK item of the next pack of list (n of them) from *i, if any,
+ * sliced or not as asked. */
 static bool next_pack(const struct pack *list, uint64_t n, uint64_t *i,
-		      struct czfs_pack_info *pi)
+		      bool sliced, struct czfs_pack_info *pi)
 {
-	while (*i < n && (!list[*i].ci.kind || !list[*i].refs))
+	while (*i < n && (!list[*i].ci.kind || !list[*i].refs ||
+			  (list[*i].ci.kind == CZFS_CLUSTER_SLICE) != sliced))
 		++*i;		/* a seq never written, or no member left */
 	if (*i >= n)
 		return false;
@@ -444,17 +474,18 @@ static bool next_pack(const struct pack *list, uint64_t n, uint64_t *i,
 }
 
 int mk_packs_emit(struct mk_packs *ps,
-		  int (*add)(void *arg, uint64_t blkaddr, const void *val,
+		  int (*add)(void *arg, uint64_t key, const void *val,
 			     unsigned len), void *arg)
 {
 	uint64_t s = 0, f = 0, r = 0, last = 0;
+	struct czfs_pack_info pi;
 	int err = 0;
 
 	/* the three lists are in the order written: merge them by address */
 	for (;;) {
 		struct czfs_pack_info a, b, *p = NULL;
-		bool has_a = next_pack(ps->packs, ps->npacks, &s, &a);
-		bool has_b = next_pack(ps->fpacks, ps->nfpacks, &f, &b);
+		bool has_a = next_pack(ps->packs, ps->npacks, &s, false, &a);
+		bool has_b = next_pack(ps->fpacks, ps->nfpacks, &f, false, &b);
 		uint64_t *adv = NULL;
 
 		if (has_a) {
@@ -474,8 +505,12 @@ int mk_packs_emit(struct mk_packs *ps,
 		++*adv;
 		err = emit_one(p, &last, add, arg);
 		if (err)
-			break;
+			return err;
 	}
+	/* sliced packs' keys come after every block address, in the order
+	 * their runs were written */
+	for (s = 0; !err && next_pack(ps->packs, ps->npacks, &s, true, &pi); s++)
+		err = emit_one(&pi, &last, add, arg);
 	return err;
 }
 

@@ -80,7 +80,9 @@ int mk_pack_place(struct mk_packer *pk, const void *data, struct mk_member *m);
 struct mk_packs;
 
 struct mk_pack_stats {
-	uint64_t packs, blocks, bytes;	/* packs written */
+	uint64_t packs, blocks, bytes;	/* packs written (blocks: of those
+					 * stored on their own) */
+	uint64_t sliced, slice_bytes;	/* of which in runs, their payload */
 	uint64_t members, member_bytes;	/* clusters packed */
 	uint64_t dedup, dedup_bytes;	/* of which copies */
 	uint64_t alone_blocks;		/* what the members would take as
@@ -93,19 +95,30 @@ void mk_packs_free(struct mk_packs *ps);
 
 /*
  * A pack written at ci->blkaddr (stored as ci: RAW or COMPRESSED; NULL for
- * a chunk holding only copies), with its members; a new window drops the
- * members of the one before.  0 or -ENOMEM.
+ * a chunk holding only copies), or placed in a run (a SLICE; tag != 0
+ * while its addresses are relative to a run not yet written, which
+ * mk_packs_resolve makes absolute), with its members; a new window drops
+ * the members of the one before.  0 or -ENOMEM.
  */
 int mk_packs_add(struct mk_packs *ps, uint64_t seq,
-		 const struct czfs_cluster_info *ci,
+		 const struct czfs_cluster_info *ci, uint64_t tag,
 		 const struct mk_member *m, unsigned n, bool new_window);
 
 /*
  * The PACKED cluster of inode ino, if it is a member of the window:
- * returns true and fills *index and *ci, counting the reference.
+ * returns true and fills *index and *ci, counting the reference; *tag is
+ * its pack's (its addresses then relative to that run).
  */
 bool mk_packs_member(struct mk_packs *ps, uint64_t ino, uint64_t *index,
-		     struct czfs_cluster_info *ci);
+		     struct czfs_cluster_info *ci, uint64_t *tag);
+
+/*
+ * Once every run is written: each sliced pack's addresses made absolute,
+ * base_of giving its tag's run (false: none, -EINVAL).  0 or -EINVAL.
+ */
+int mk_packs_resolve(struct mk_packs *ps,
+		     bool (*base_of)(void *arg, uint64_t tag, uint64_t *base),
+		     void *arg);
 
 /*
  * Whole copies (copies.h): cluster index of the copied file ino, stored
@@ -129,10 +142,10 @@ int mk_packs_copy(struct mk_packs *ps, uint64_t ino,
  * -ENOMEM. */
 int mk_packs_run(struct mk_packs *ps, const struct czfs_pack_info *run);
 
-/* Each pack's and run's PACK item in key order, through add (0 or
- * -errno). */
+/* Each pack's and run's PACK item in key order (sliced packs last),
+ * through add (0 or -errno). */
 int mk_packs_emit(struct mk_packs *ps,
-		  int (*add)(void *arg, uint64_t blkaddr, const void *val,
+		  int (*add)(void *arg, uint64_t key, const void *val,
 			     unsigned len), void *arg);
 
 void mk_packs_stats(const struct mk_packs *ps, struct mk_pack_stats *st);

@@ -31,20 +31,26 @@ struct run_slice {
 };
 
 struct mk_runs {
+	bool cut;			/* close full runs at their best cut */
 	uint8_t *buf;			/* RUN_BYTES */
 	uint8_t *moved;			/* RUN_BYTES: slices kept for the next */
 	uint32_t used;			/* bytes placed */
 	struct run_slice *sl;		/* the pending slices */
 	unsigned n, cap;
 	uint64_t last_ino;		/* of the last slice placed */
+	void **later;			/* more items to patch at close */
+	unsigned nlater, later_cap;
+	uint64_t *bases;		/* of the runs closed, by number */
+	uint64_t bases_cap;
 	struct mk_run_stats st;
 };
 
-int mk_runs_new(struct mk_runs **out)
+int mk_runs_new(bool cut, struct mk_runs **out)
 {
 	struct mk_runs *rs = calloc(1, sizeof(*rs));
 
 	if (rs) {
+		rs->cut = cut;
 		rs->buf = malloc(RUN_BYTES);
 		rs->moved = malloc(RUN_BYTES);
 	}
@@ -63,6 +69,8 @@ void mk_runs_free(struct mk_runs *rs)
 	free(rs->buf);
 	free(rs->moved);
 	free(rs->sl);
+	free(rs->later);
+	free(rs->bases);
 	free(rs);
 }
 
@@ -71,18 +79,40 @@ bool mk_runs_holds(const struct mk_runs *rs, uint64_t ino)
 	return rs->used && rs->last_ino == ino;
 }
 
-/* Add base to the item's blkaddr and set its run (little-endian). */
+/*
+ * Add base to the item's blkaddr and, a SLICE's, set its run
+ * (little-endian); a PACKED item of a sliced pack names its run by
+ * distance, which stays.
+ */
 static void patch(void *item, uint64_t base)
 {
 	struct czfs_cluster raw;
 	struct czfs_cluster_slice ext;
 
 	memcpy(&raw, item, sizeof(raw));
-	memcpy(&ext, (uint8_t *)item + sizeof(raw), sizeof(ext));
 	raw.blkaddr = cpu_to_le64(le64_to_cpu(raw.blkaddr) + base);
-	ext.run = cpu_to_le64(base);
 	memcpy(item, &raw, sizeof(raw));
+	if (raw.kind != CZFS_CLUSTER_SLICE)
+		return;
+	memcpy(&ext, (uint8_t *)item + sizeof(raw), sizeof(ext));
+	ext.run = cpu_to_le64(base);
 	memcpy((uint8_t *)item + sizeof(raw), &ext, sizeof(ext));
+}
+
+/* Note the base of the run closed now (number st.runs). */
+static int note_base(struct mk_runs *rs, uint64_t base)
+{
+	if (rs->st.runs == rs->bases_cap) {
+		uint64_t cap = rs->bases_cap ? 2 * rs->bases_cap : 64;
+		uint64_t *v = realloc(rs->bases, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		rs->bases = v;
+		rs->bases_cap = cap;
+	}
+	rs->bases[rs->st.runs] = base;
+	return 0;
 }
 
 /*
@@ -103,10 +133,16 @@ static int close_first(struct mk_runs *rs, struct mk_writer *w, unsigned k,
 	if (!err)
 		err = mk_writer_add(w, base, rs->buf,
 				    (size_t)nblocks * CZFS_BLOCK_SIZE);
+	if (!err)
+		err = note_base(rs, base);
 	if (err)
 		return err;
 	for (unsigned i = 0; i < k; i++)
-		patch(rs->sl[i].item, base);
+		if (rs->sl[i].item)
+			patch(rs->sl[i].item, base);
+	for (unsigned i = 0; i < rs->nlater; i++)	/* (no cut: all of it) */
+		patch(rs->later[i], base);
+	rs->nlater = 0;
 	*closed = (struct czfs_pack_info){
 		.blkaddr = base, .refs = k, .nblocks = nblocks,
 		.ulen = bytes, .run = true, .live = bytes,
@@ -141,7 +177,7 @@ static int close_full(struct mk_runs *rs, struct mk_writer *w,
 {
 	unsigned best = rs->n, least = CZFS_BLOCK_SIZE;
 
-	for (unsigned i = rs->n; i-- > 0;) {
+	for (unsigned i = rs->cut ? rs->n : 0; i-- > 0;) {
 		uint32_t end = rs->sl[i].off + rs->sl[i].clen;
 		unsigned waste = (unsigned)(-end & (CZFS_BLOCK_SIZE - 1));
 
@@ -196,6 +232,34 @@ int mk_runs_place(struct mk_runs *rs, struct mk_writer *w, uint64_t ino,
 void mk_runs_pending(struct mk_runs *rs, void *item)
 {
 	rs->sl[rs->n++].item = item;
+}
+
+uint64_t mk_runs_open_number(const struct mk_runs *rs)
+{
+	return rs->st.runs;
+}
+
+bool mk_runs_base(const struct mk_runs *rs, uint64_t number, uint64_t *base)
+{
+	if (number >= rs->st.runs)
+		return false;
+	*base = rs->bases[number];
+	return true;
+}
+
+int mk_runs_patch_later(struct mk_runs *rs, void *item)
+{
+	if (rs->nlater == rs->later_cap) {
+		unsigned cap = rs->later_cap ? 2 * rs->later_cap : 64;
+		void **v = realloc(rs->later, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		rs->later = v;
+		rs->later_cap = cap;
+	}
+	rs->later[rs->nlater++] = item;
+	return 0;
 }
 
 void mk_runs_stats(const struct mk_runs *rs, struct mk_run_stats *st)

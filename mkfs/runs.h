@@ -30,7 +30,13 @@ struct mk_run_stats {
 	uint64_t alone_blocks;		/* what the slices took on their own */
 };
 
-int mk_runs_new(struct mk_runs **out);
+/*
+ * Runs; with cut, a full run closes at the slice that wastes least of its
+ * last block (the slices after it, their items made again, start the
+ * next); without, where the next payload does not fit, nothing moved
+ * (the runs of sliced packs, whose PACKED items come later).
+ */
+int mk_runs_new(bool cut, struct mk_runs **out);
 void mk_runs_free(struct mk_runs *rs);
 
 /*
@@ -46,8 +52,23 @@ int mk_runs_place(struct mk_runs *rs, struct mk_writer *w, uint64_t ino,
 		  uint32_t clen, struct czfs_cluster_info *slice,
 		  struct czfs_pack_info *closed);
 
-/* The builder's copy of the last placed slice's item, patched at close. */
+/* The builder's copy of the last placed slice's item, patched at close
+ * (NULL: a sliced pack's payload, whose PACKED items come later). */
 void mk_runs_pending(struct mk_runs *rs, void *item);
+
+/* The number of the open run (0 for the first), which mk_runs_base
+ * resolves once it is closed. */
+uint64_t mk_runs_open_number(const struct mk_runs *rs);
+
+/* Whether run number has been written, and then at *base. */
+bool mk_runs_base(const struct mk_runs *rs, uint64_t number, uint64_t *base);
+
+/*
+ * A builder's copy of an item whose blkaddr is relative to the open run
+ * (a PACKED item of a pack in it), patched when it closes; only for runs
+ * without cut.  0 or -ENOMEM.
+ */
+int mk_runs_patch_later(struct mk_runs *rs, void *item);
 
 /* Whether the open run holds a slice of inode ino. */
 bool mk_runs_holds(const struct mk_runs *rs, uint64_t ino);

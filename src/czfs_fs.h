@@ -31,6 +31,9 @@
  *   (0,    ORPHAN,  ino)          empty: inode unlinked while open
  *   (PACK, PACK,   blkaddr)      struct czfs_pack: a shared pack of tails,
  *                                 or a run of compressed clusters
+ *   (PACK, PACK,   CZFS_PACK_SLICED_KEY(blkaddr, offset))
+ *                                 struct czfs_pack: a pack stored as a
+ *                                 slice of a run (after every other)
  */
 #ifndef CZFS_FS_H
 #define CZFS_FS_H
@@ -102,6 +105,11 @@
 /* Leaf packs: leaves stored compressed together, their pointers marked
  * CZFS_LEAFPACK_PTR; an older decoder cannot read them */
 #define CZFS_FEATURE_INCOMPAT_LEAFPACK	0x00000080u
+/* Sliced packs: packs of small files and tails stored compressed at byte
+ * offsets of runs (PACKED items with slice fields, PACK items keyed by
+ * CZFS_PACK_SLICED_KEY); an older decoder refuses the fields, and an
+ * older writer would leave a run's count of them wrong */
+#define CZFS_FEATURE_INCOMPAT_SLICED_PACKS	0x00000100u
 #define CZFS_FEATURE_INCOMPAT_SUPP	(CZFS_FEATURE_INCOMPAT_LZ4 | \
 					 CZFS_FEATURE_INCOMPAT_ZSTD | \
 					 CZFS_FEATURE_INCOMPAT_ATTR_FLAGS | \
@@ -109,7 +117,8 @@
 					 CZFS_FEATURE_INCOMPAT_BLOCKMAP | \
 					 CZFS_FEATURE_INCOMPAT_PACKED | \
 					 CZFS_FEATURE_INCOMPAT_SLICED | \
-					 CZFS_FEATURE_INCOMPAT_LEAFPACK)
+					 CZFS_FEATURE_INCOMPAT_LEAFPACK | \
+					 CZFS_FEATURE_INCOMPAT_SLICED_PACKS)
 /* every inode's inline_bytes counts its inline cluster payloads */
 #define CZFS_FEATURE_RO_COMPAT_INLINE_BYTES	0x00000001u
 #define CZFS_FEATURE_RO_COMPAT_SUPP	CZFS_FEATURE_RO_COMPAT_INLINE_BYTES
@@ -484,13 +493,25 @@ struct czfs_cluster_block {
  * pack's blocks are owned by the PACK item, which counts its references),
  * its share of the pack's blocks, ceil(ulen * nblocks * 4096 / pack_ulen),
  * in the inode's inline_bytes.
+ *
+ * A sliced pack (INCOMPAT_SLICED_PACKS, slice_clen != 0): the pack is
+ * stored compressed (alg != 0) as a SLICE would be, its payload (no
+ * header) slice_clen bytes at byte slice_off of block blkaddr, in the run
+ * that starts run_back blocks before blkaddr; nblocks are the blocks the
+ * payload touches, checksum its crc32c.  Its PACK item is keyed by
+ * CZFS_PACK_SLICED_KEY(blkaddr, slice_off) and counts the PACKED items;
+ * the run counts the pack once, its slice_clen bytes live; the share in
+ * inline_bytes is ceil(ulen * slice_clen / pack_ulen).
  */
 #define CZFS_PACK_MAX_ULEN	CZFS_MAX_CLUSTER_SIZE
 
 struct czfs_cluster_packed {
 	__le32 offset;			/* of the cluster's bytes in the pack */
 	__le32 pack_ulen;		/* decoded pack bytes, 1..256 KiB */
-	__le64 reserved;		/* zero */
+	__le32 slice_clen;		/* a sliced pack: payload bytes; else 0 */
+	__le16 slice_off;		/* a sliced pack: start in blkaddr */
+	__u8 run_back;			/* a sliced pack: blkaddr - its run */
+	__u8 reserved;			/* zero */
 };
 
 /*
@@ -525,18 +546,34 @@ struct czfs_cluster_slice {
  * and in checksum's place the payload bytes of the slices still in it
  * (live, 1..ulen): recompression moves the slices of a run less than
  * half live.
+ *
+ * A sliced pack (flags CZFS_PACK_SLICED, key CZFS_PACK_SLICED_KEY(first
+ * block, byte offset in it)): refs, alg (1..), ulen and checksum as its
+ * PACKED items say; nblocks the blocks its payload touches, clen its
+ * payload bytes, run_back its first block's distance from its run's (whose
+ * PACK item counts the pack as one reference and clen live bytes).  The
+ * transaction that drops its last reference deletes it and drops its
+ * reference of the run.
  */
 #define CZFS_PACK_RUN		0x01
+#define CZFS_PACK_SLICED	0x02
+#define CZFS_PACK_SLICED_BIT	(1ull << 55)	/* above any block address;
+						 * key offsets are < 2^56 */
+#define CZFS_PACK_SLICED_MAX_BLKADDR	(1ull << 43)	/* a sliced pack's
+							 * blocks lie below */
+#define CZFS_PACK_SLICED_KEY(blkaddr, off) \
+	(CZFS_PACK_SLICED_BIT | (uint64_t)(blkaddr) << CZFS_BLOCK_SHIFT | (off))
 
 struct czfs_pack {
 	__le32 refs;			/* >= 1 */
 	__u8 alg;			/* as the PACKED items say */
 	__u8 nblocks;			/* 1..64; a run's 1..255 */
-	__u8 flags;			/* CZFS_PACK_RUN */
-	__u8 reserved0;			/* zero */
+	__u8 flags;			/* CZFS_PACK_RUN or CZFS_PACK_SLICED */
+	__u8 run_back;			/* a sliced pack's; else zero */
 	__le32 ulen;			/* decoded bytes */
 	__le32 checksum;		/* as the PACKED items say; a run: live */
-	__le64 reserved;		/* zero */
+	__le32 clen;			/* a sliced pack's payload; else zero */
+	__le32 reserved;		/* zero */
 };
 
 /*

@@ -286,7 +286,7 @@ static int pack_item(struct cmd *c, struct czfs_key *key,
 		err = -EINVAL;
 	if (err)
 		return err;
-	at = ci.kind == CZFS_CLUSTER_SLICE ? ci.run : ci.blkaddr;
+	at = ci.kind == CZFS_CLUSTER_SLICE ? ci.run : czfs_cluster_pack_key(&ci);
 	*key = (struct czfs_key){ CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, at };
 	n = czfs_btree_lookup(&c->fs->tree, key, val, sizeof(val));
 	if (n < 0)

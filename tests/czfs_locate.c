@@ -144,9 +144,10 @@ static int print_payload(struct czfs_fs *fs, uint64_t ino, uint64_t idx)
 	if (!czfs_cluster_has_extent(ci.kind))
 		return -EINVAL;
 	at = ci.blkaddr * CZFS_BLOCK_SIZE;
-	if (ci.kind == CZFS_CLUSTER_SLICE)
+	if (ci.kind == CZFS_CLUSTER_SLICE || czfs_cluster_pack_sliced(&ci))
 		at += ci.slice_off;
-	else if (ci.kind == CZFS_CLUSTER_COMPRESSED)
+	else if (ci.kind == CZFS_CLUSTER_COMPRESSED ||
+		 (ci.kind == CZFS_CLUSTER_PACKED && ci.alg))
 		at += sizeof(struct czfs_cluster_header);
 	printf("%llu\n", (unsigned long long)at);
 	return 0;

@@ -382,7 +382,7 @@ static int load_start(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	int ret;
 
 	if (shares_pack(ci)) {
-		ret = czfs_pcache_claim(dm->pc, ci->blkaddr, ci->checksum,
+		ret = czfs_pcache_claim(dm->pc, czfs_cluster_pack_key(ci), ci->checksum,
 					ci->pack_ulen, pc_flags, &l->pe);
 		l->pe_wait = ret == -EAGAIN;
 		l->pe_claimed = ret == 1;

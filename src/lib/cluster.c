@@ -182,12 +182,16 @@ void czfs_cluster_pack_info(const struct czfs_cluster_info *ci,
 			    struct czfs_cluster_info *pack)
 {
 	*pack = (struct czfs_cluster_info){
-		.kind = ci->alg ? CZFS_CLUSTER_COMPRESSED : CZFS_CLUSTER_RAW,
+		.kind = ci->slice_len ? CZFS_CLUSTER_SLICE :
+			ci->alg ? CZFS_CLUSTER_COMPRESSED : CZFS_CLUSTER_RAW,
 		.alg = ci->alg,
 		.nblocks = ci->nblocks,
 		.checksum = ci->checksum,
 		.blkaddr = ci->blkaddr,
 		.ulen = ci->pack_ulen,
+		.slice_off = ci->slice_off,
+		.slice_len = ci->slice_len,
+		.run = ci->run,
 	};
 }
 
@@ -195,15 +199,21 @@ void czfs_cluster_packed_make(const struct czfs_cluster_info *pack,
 			      uint32_t off, uint32_t len,
 			      struct czfs_cluster_info *ci)
 {
+	bool sliced = pack->kind == CZFS_CLUSTER_SLICE;
+
 	*ci = (struct czfs_cluster_info){
 		.kind = CZFS_CLUSTER_PACKED,
-		.alg = pack->kind == CZFS_CLUSTER_COMPRESSED ? pack->alg : 0,
+		.alg = pack->kind == CZFS_CLUSTER_COMPRESSED || sliced ?
+		       pack->alg : 0,
 		.nblocks = pack->nblocks,
 		.checksum = pack->checksum,
 		.blkaddr = pack->blkaddr,
 		.ulen = len,
 		.pack_off = off,
 		.pack_ulen = pack->ulen,
+		.slice_off = sliced ? pack->slice_off : 0,
+		.slice_len = sliced ? pack->slice_len : 0,
+		.run = sliced ? pack->run : 0,
 	};
 }
 
@@ -213,7 +223,8 @@ static int item_check_packed(const void *val, unsigned len,
 {
 	struct czfs_cluster_packed ext;
 	struct czfs_cluster_info pack;
-	uint8_t fake[ITEM_SIZE];
+	uint8_t fake[ITEM_SIZE + sizeof(struct czfs_cluster_slice)];
+	unsigned fake_len;
 
 	if (len != PACKED_SIZE) {
 		czfs_err("cluster item: packed item has %u bytes, expected %u",
@@ -223,8 +234,19 @@ static int item_check_packed(const void *val, unsigned len,
 	memcpy(&ext, (const char *)val + ITEM_SIZE, sizeof(ext));
 	ci->pack_off = le32_to_cpu(ext.offset);
 	ci->pack_ulen = le32_to_cpu(ext.pack_ulen);
-	if (ext.reserved) {
+	ci->slice_len = le32_to_cpu(ext.slice_clen);
+	ci->slice_off = le16_to_cpu(ext.slice_off);
+	/* a sliced pack's run lies run_back blocks before it (an
+	 * underflow is caught by the slice check below) */
+	ci->run = ci->slice_len ? ci->blkaddr - ext.run_back : 0;
+	if (ext.reserved ||
+	    (!ci->slice_len && (ext.slice_off || ext.run_back))) {
 		czfs_err("cluster item: packed item's reserved field not zero");
+		return -EFSCORRUPTED;
+	}
+	if (ci->slice_len && ci->blkaddr >= CZFS_PACK_SLICED_MAX_BLKADDR) {
+		czfs_err("cluster item: sliced pack at block %llu, past 2^43",
+			 (unsigned long long)ci->blkaddr);
 		return -EFSCORRUPTED;
 	}
 	if (ci->pack_ulen > CZFS_PACK_MAX_ULEN ||
@@ -236,8 +258,8 @@ static int item_check_packed(const void *val, unsigned len,
 		return -EFSCORRUPTED;
 	}
 	czfs_cluster_pack_info(ci, &pack);
-	czfs_cluster_item_encode(&pack, fake);
-	return czfs_cluster_item_decode(fake, ITEM_SIZE, CZFS_PACK_MAX_ULEN,
+	fake_len = czfs_cluster_item_encode(&pack, fake);
+	return czfs_cluster_item_decode(fake, fake_len, CZFS_PACK_MAX_ULEN,
 					max_blocks, &pack);
 }
 
@@ -311,6 +333,10 @@ unsigned czfs_cluster_item_encode(const struct czfs_cluster_info *ci, void *val)
 		struct czfs_cluster_packed ext = {
 			.offset = cpu_to_le32(ci->pack_off),
 			.pack_ulen = cpu_to_le32(ci->pack_ulen),
+			.slice_clen = cpu_to_le32(ci->slice_len),
+			.slice_off = cpu_to_le16((uint16_t)ci->slice_off),
+			.run_back = ci->slice_len ?
+				    (uint8_t)(ci->blkaddr - ci->run) : 0,
 		};
 
 		memcpy((char *)val + ITEM_SIZE, &ext, sizeof(ext));
@@ -622,7 +648,9 @@ static int decode_packed(struct czfs_codec *codec,
 		buf = pack_buffer();
 	if (!buf)
 		return -ENOMEM;
-	err = decode_compressed(codec, &pack, stored, buf);
+	err = pack.kind == CZFS_CLUSTER_SLICE ?
+	      czfs_slice_decode(codec, &pack, stored, buf) :
+	      decode_compressed(codec, &pack, stored, buf);
 	if (!err)
 		memmove(dst, buf + ci->pack_off, ci->ulen);
 	return err;

@@ -30,7 +30,8 @@ struct czfs_cluster_info {
 					 * struct czfs_cluster_block entries
 					 * (borrowed) */
 	unsigned inline_len;
-	/* PACKED: alg, nblocks, checksum, blkaddr are the pack's */
+	/* PACKED: alg, nblocks, checksum, blkaddr are the pack's (a sliced
+	 * pack's slice_off, slice_len and run too) */
 	uint32_t pack_off;		/* of its ulen bytes in the pack */
 	uint32_t pack_ulen;		/* the decoded pack's bytes */
 	/* SLICE: blkaddr, nblocks are the blocks its payload touches */
@@ -50,7 +51,8 @@ struct czfs_cluster_info {
  */
 static inline unsigned czfs_cluster_shared_bytes(const struct czfs_cluster_info *ci)
 {
-	uint64_t stored = (uint64_t)ci->nblocks << CZFS_BLOCK_SHIFT;
+	uint64_t stored = ci->slice_len ? ci->slice_len :
+			  (uint64_t)ci->nblocks << CZFS_BLOCK_SHIFT;
 
 	if (ci->kind == CZFS_CLUSTER_BLOCKMAP)	/* entries, not data */
 		return 0;
@@ -77,10 +79,24 @@ static inline bool czfs_cluster_is_shared(unsigned kind)
 	return kind == CZFS_CLUSTER_PACKED || kind == CZFS_CLUSTER_SLICE;
 }
 
+/* A PACKED cluster whose pack is a slice of a run. */
+static inline bool czfs_cluster_pack_sliced(const struct czfs_cluster_info *ci)
+{
+	return ci->kind == CZFS_CLUSTER_PACKED && ci->slice_len;
+}
+
+/* The key offset of the PACK item of a PACKED ci's pack: what names the
+ * pack (two sliced packs may start in one block). */
+static inline uint64_t czfs_cluster_pack_key(const struct czfs_cluster_info *ci)
+{
+	return czfs_cluster_pack_sliced(ci) ?
+	       CZFS_PACK_SLICED_KEY(ci->blkaddr, ci->slice_off) : ci->blkaddr;
+}
+
 /*
- * The pack a PACKED ci points into, as the RAW (alg 0) or COMPRESSED
- * cluster of pack_ulen bytes it is stored as: what the stored blocks
- * decode as.
+ * The pack a PACKED ci points into, as the RAW (alg 0), COMPRESSED or
+ * (a sliced pack) SLICE cluster of pack_ulen bytes it is stored as: what
+ * the stored blocks decode as.
  */
 void czfs_cluster_pack_info(const struct czfs_cluster_info *ci,
 			    struct czfs_cluster_info *pack);
@@ -88,7 +104,7 @@ void czfs_cluster_pack_info(const struct czfs_cluster_info *ci,
 /*
  * The reverse: the PACKED cluster of len bytes at off of the pack, which
  * czfs_cluster_encode stored as the RAW or COMPRESSED cluster pack (its
- * blkaddr set).
+ * blkaddr set), or which lies in a run as the SLICE cluster pack.
  */
 void czfs_cluster_packed_make(const struct czfs_cluster_info *pack,
 			      uint32_t off, uint32_t len,
@@ -102,9 +118,9 @@ void czfs_cluster_packed_make(const struct czfs_cluster_info *pack,
  * [CZFS_FIRST_DATA_BLKADDR, max_blocks - nblocks], inline payload size,
  * prealloc <= cluster blocks (and 0 when ulen fills the cluster); a
  * RESERVED item: its size, every field 0 but prealloc (1..cluster blocks);
- * a PACKED item: its size (24 + 16), the pack as a RAW or COMPRESSED item
- * of pack_ulen <= CZFS_PACK_MAX_ULEN bytes would be checked, and
- * offset + ulen <= pack_ulen; a SLICE item: its size (24 + 16), alg,
+ * a PACKED item: its size (24 + 16), the pack as a RAW, COMPRESSED or
+ * (slice_clen != 0) SLICE item of pack_ulen <= CZFS_PACK_MAX_ULEN bytes
+ * would be checked, and offset + ulen <= pack_ulen; a SLICE item: its size (24 + 16), alg,
  * offset < 4096, a payload that saved a block, nblocks the blocks it
  * touches, inside the image and inside CZFS_RUN_MAX_BLOCKS of run <=
  * blkaddr; a BLOCKMAP item: czfs_blockmap_item_check.

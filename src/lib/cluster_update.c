@@ -23,6 +23,9 @@ static int announce_alg(struct czfs_fs *fs, const struct czfs_cluster_info *ci)
 		return czfs_fs_add_features(fs, CZFS_FEATURE_INCOMPAT_BLOCKMAP);
 	if (ci->kind == CZFS_CLUSTER_PACKED)
 		return czfs_fs_add_features(fs, CZFS_FEATURE_INCOMPAT_PACKED |
+					    (ci->slice_len ?
+					     CZFS_FEATURE_INCOMPAT_SLICED |
+					     CZFS_FEATURE_INCOMPAT_SLICED_PACKS : 0) |
 					    czfs_alg_feature(ci->alg));
 	if (ci->kind == CZFS_CLUSTER_SLICE)
 		return czfs_fs_add_features(fs, CZFS_FEATURE_INCOMPAT_SLICED |

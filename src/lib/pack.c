@@ -36,9 +36,31 @@ static int run_check(const struct czfs_pack_info *p, uint64_t max_blocks)
 	return 0;
 }
 
-int czfs_pack_item_decode(uint64_t blkaddr, const void *val, unsigned len,
+/* A sliced pack: compressed, its payload inside the blocks it touches,
+ * within CZFS_RUN_MAX_BLOCKS of its run. */
+static int sliced_check(const struct czfs_pack_info *p, uint64_t max_blocks)
+{
+	if (p->alg < 1 || p->alg > CZFS_ALG_MAX)
+		return pack_err(p->blkaddr, "sliced pack with a bad algorithm");
+	if (p->ulen < 1 || p->ulen > CZFS_PACK_MAX_ULEN || p->clen < 1 ||
+	    p->clen >= p->ulen)
+		return pack_err(p->blkaddr, "sliced pack's sizes out of range");
+	if (p->nblocks != DIV_ROUND_UP(p->slice_off + p->clen, CZFS_BLOCK_SIZE))
+		return pack_err(p->blkaddr, "sliced pack's blocks are not its payload's");
+	if (p->run_at < CZFS_FIRST_DATA_BLKADDR || p->run_at > p->blkaddr ||
+	    p->blkaddr - p->run_at + p->nblocks > CZFS_RUN_MAX_BLOCKS ||
+	    max_blocks < p->nblocks || p->blkaddr > max_blocks - p->nblocks ||
+	    p->blkaddr >= CZFS_PACK_SLICED_MAX_BLKADDR)
+		return pack_err(p->blkaddr, "sliced pack outside its run or the image");
+	return 0;
+}
+
+int czfs_pack_item_decode(uint64_t key, const void *val, unsigned len,
 			  uint64_t max_blocks, struct czfs_pack_info *p)
 {
+	bool sliced_key = key & CZFS_PACK_SLICED_BIT;
+	uint64_t blkaddr = sliced_key ?
+			   (key & ~CZFS_PACK_SLICED_BIT) >> CZFS_BLOCK_SHIFT : key;
 	struct czfs_pack raw;
 
 	if (len != PACK_SIZE)
@@ -52,17 +74,29 @@ int czfs_pack_item_decode(uint64_t blkaddr, const void *val, unsigned len,
 		.ulen = le32_to_cpu(raw.ulen),
 		.checksum = le32_to_cpu(raw.checksum),
 		.run = raw.flags & CZFS_PACK_RUN,
+		.sliced = raw.flags & CZFS_PACK_SLICED,
 	};
 	if (p->run) {		/* checksum's place holds its live bytes */
 		p->live = p->checksum;
 		p->checksum = 0;
 	}
-	if (raw.reserved0 || raw.reserved || (raw.flags & ~CZFS_PACK_RUN))
+	if (p->sliced) {
+		p->slice_off = (unsigned)(key & (CZFS_BLOCK_SIZE - 1));
+		p->clen = le32_to_cpu(raw.clen);
+		p->run_at = blkaddr - raw.run_back;
+	}
+	if (raw.reserved || (raw.flags & ~(CZFS_PACK_RUN | CZFS_PACK_SLICED)) ||
+	    (p->run && p->sliced) ||
+	    (!p->sliced && (raw.run_back || raw.clen)))
 		return pack_err(blkaddr, "reserved fields not zero");
+	if (sliced_key != p->sliced)
+		return pack_err(blkaddr, "sliced flag and key disagree");
 	if (!p->refs)
 		return pack_err(blkaddr, "no references");
 	if (p->run)
 		return run_check(p, max_blocks);
+	if (p->sliced)
+		return sliced_check(p, max_blocks);
 	if (p->alg > CZFS_ALG_MAX)
 		return pack_err(blkaddr, "bad algorithm");
 	if (p->ulen < 1 || p->ulen > CZFS_PACK_MAX_ULEN)
@@ -82,7 +116,10 @@ unsigned czfs_pack_item_encode(const struct czfs_pack_info *p, void *val)
 		.nblocks = (uint8_t)p->nblocks,
 		.ulen = cpu_to_le32(p->ulen),
 		.checksum = cpu_to_le32(p->run ? p->live : p->checksum),
-		.flags = p->run ? CZFS_PACK_RUN : 0,
+		.flags = p->run ? CZFS_PACK_RUN :
+			 p->sliced ? CZFS_PACK_SLICED : 0,
+		.run_back = p->sliced ? (uint8_t)(p->blkaddr - p->run_at) : 0,
+		.clen = cpu_to_le32(p->sliced ? p->clen : 0),
 	};
 
 	memcpy(val, &raw, PACK_SIZE);
@@ -99,6 +136,10 @@ void czfs_pack_of_cluster(const struct czfs_cluster_info *ci,
 		.nblocks = ci->nblocks,
 		.ulen = ci->pack_ulen,
 		.checksum = ci->checksum,
+		.sliced = ci->slice_len != 0,
+		.slice_off = ci->slice_off,
+		.clen = ci->slice_len,
+		.run_at = ci->run,
 	};
 }
 
@@ -112,13 +153,18 @@ bool czfs_pack_matches(const struct czfs_pack_info *p,
 		       ci->slice_off + ci->slice_len <= p->ulen;
 	return !p->run && ci->kind == CZFS_CLUSTER_PACKED && p->blkaddr == ci->blkaddr &&
 	       p->alg == ci->alg && p->nblocks == ci->nblocks &&
-	       p->ulen == ci->pack_ulen && p->checksum == ci->checksum;
+	       p->ulen == ci->pack_ulen && p->checksum == ci->checksum &&
+	       p->sliced == (ci->slice_len != 0) &&
+	       (!p->sliced || (p->slice_off == ci->slice_off &&
+			       p->clen == ci->slice_len && p->run_at == ci->run));
 }
 
-int czfs_pack_unref(struct czfs_fs *fs, uint64_t blkaddr, uint32_t bytes,
+int czfs_pack_unref(struct czfs_fs *fs, uint64_t at, uint32_t bytes,
 		    uint64_t *freed_blocks)
 {
-	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, blkaddr };
+	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, at };
+	uint64_t blkaddr = at & CZFS_PACK_SLICED_BIT ?
+			   (at & ~CZFS_PACK_SLICED_BIT) >> CZFS_BLOCK_SHIFT : at;
 	uint8_t val[PACK_SIZE];
 	struct czfs_pack_info p;
 	int n;
@@ -129,7 +175,7 @@ int czfs_pack_unref(struct czfs_fs *fs, uint64_t blkaddr, uint32_t bytes,
 	if (n < 0)
 		return n;
 	if ((unsigned)n > sizeof(val) ||
-	    czfs_pack_item_decode(blkaddr, val, (unsigned)n, fs->cp.max_blocks, &p))
+	    czfs_pack_item_decode(at, val, (unsigned)n, fs->cp.max_blocks, &p))
 		return -EFSCORRUPTED;
 	if (--p.refs) {
 		/* a slice's bytes leave its run (never below one: a live
@@ -142,6 +188,8 @@ int czfs_pack_unref(struct czfs_fs *fs, uint64_t blkaddr, uint32_t bytes,
 	n = czfs_btree_delete(&fs->tree, &key);
 	if (n)
 		return n;
+	if (p.sliced)		/* its run's blocks are the run's */
+		return czfs_pack_unref(fs, p.run_at, p.clen, freed_blocks);
 	czfs_smap_free(&fs->smap, blkaddr, p.nblocks);
 	*freed_blocks += p.nblocks;
 	return 0;
@@ -156,8 +204,17 @@ uint64_t czfs_cluster_item_pack(const void *val, unsigned len,
 	if (len < sizeof(raw))
 		return 0;
 	memcpy(&raw, val, sizeof(raw));
-	if (raw.kind == CZFS_CLUSTER_PACKED)
-		return le64_to_cpu(raw.blkaddr);
+	if (raw.kind == CZFS_CLUSTER_PACKED && len >= sizeof(raw) +
+	    sizeof(struct czfs_cluster_packed)) {
+		struct czfs_cluster_packed ext;
+
+		memcpy(&ext, (const uint8_t *)val + sizeof(raw), sizeof(ext));
+		return ext.slice_clen ?
+		       CZFS_PACK_SLICED_KEY(le64_to_cpu(raw.blkaddr),
+					    le16_to_cpu(ext.slice_off) &
+					    (CZFS_BLOCK_SIZE - 1)) :
+		       le64_to_cpu(raw.blkaddr);
+	}
 	if (raw.kind == CZFS_CLUSTER_SLICE && len >= sizeof(raw) +
 	    sizeof(struct czfs_cluster_slice)) {
 		struct czfs_cluster_slice ext;
@@ -193,19 +250,26 @@ int czfs_pack_encode(struct czfs_codec *codec,
 void czfs_pack_of_stored(const struct czfs_cluster_info *stored,
 			 uint32_t refs, struct czfs_pack_info *p)
 {
+	bool sliced = stored->kind == CZFS_CLUSTER_SLICE;
+
 	*p = (struct czfs_pack_info){
 		.blkaddr = stored->blkaddr,
 		.refs = refs,
-		.alg = stored->kind == CZFS_CLUSTER_COMPRESSED ? stored->alg : 0,
+		.alg = stored->kind == CZFS_CLUSTER_COMPRESSED || sliced ?
+		       stored->alg : 0,
 		.nblocks = stored->nblocks,
 		.ulen = stored->ulen,
 		.checksum = stored->checksum,
+		.sliced = sliced,
+		.slice_off = sliced ? stored->slice_off : 0,
+		.clen = sliced ? stored->slice_len : 0,
+		.run_at = sliced ? stored->run : 0,
 	};
 }
 
 int czfs_pack_put(struct czfs_fs *fs, const struct czfs_pack_info *p)
 {
-	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, p->blkaddr };
+	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, czfs_pack_key(p) };
 	uint8_t val[PACK_SIZE];
 
 	return czfs_btree_put(&fs->tree, &key, val, czfs_pack_item_encode(p, val));
@@ -214,7 +278,7 @@ int czfs_pack_put(struct czfs_fs *fs, const struct czfs_pack_info *p)
 int czfs_pack_settle(struct czfs_fs *fs, struct czfs_pack_info *p,
 		     unsigned linked)
 {
-	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, p->blkaddr };
+	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, czfs_pack_key(p) };
 	int err;
 
 	p->refs = linked;

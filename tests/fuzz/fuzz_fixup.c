@@ -27,6 +27,14 @@ struct img {
 	uint64_t nblocks;
 };
 
+static uint32_t get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return le16_to_cpu(v);
+}
+
 static uint32_t get32(const uint8_t *p)
 {
 	uint32_t v;
@@ -87,6 +95,17 @@ static void fix_cluster(struct img *im, uint8_t *val, unsigned len)
 	    c.nblocks && extent_ok(im, a, c.nblocks)) {	/* payload at offset */
 		uint32_t off = MIN(get32(val + sizeof(c)), (uint32_t)BLK - 1);
 		uint32_t clen = MIN(get32(val + sizeof(c) + 4),
+				    (uint32_t)(c.nblocks * BLK - off));
+
+		crc = czfs_crc32c(0, im->p + a * BLK + off, clen);
+		put32(val + offsetof(struct czfs_cluster, checksum), crc);
+		return;
+	}
+	if (c.kind == CZFS_CLUSTER_PACKED && len >= sizeof(c) + 16 &&
+	    get32(val + sizeof(c) + 8) && c.nblocks &&
+	    extent_ok(im, a, c.nblocks)) {	/* a sliced pack: as a slice */
+		uint32_t off = MIN(get16(val + sizeof(c) + 12), (uint32_t)BLK - 1);
+		uint32_t clen = MIN(get32(val + sizeof(c) + 8),
 				    (uint32_t)(c.nblocks * BLK - off));
 
 		crc = czfs_crc32c(0, im->p + a * BLK + off, clen);

@@ -19,7 +19,12 @@ done
 head -c 200000 "$T/text" >"$T/src/big"
 cp "$T/src/big" "$T/src/big.copy"	# a whole copy: shared clusters
 "$MKFS" -q -s 64M -d "$T/src" "$T/good"
-
+# the packs lie in runs (sliced packs); see fsck_runs.sh for packs of
+# their own
+"$DUMP" -j "$T/good" | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["statistics"]["packs"]
+sys.exit(0 if p["in_runs"] > 0 else 1)' || fail "no sliced packs in the image"
 
 expect_fsck "$T/good" 0 clean -n
 
@@ -52,6 +57,16 @@ rm -rf "${T:?}/mnt/"*
 czfs_umount "$T/mnt"
 expect_fsck "$T/bad" 0 clean -n
 [ "$("$DUMP" "$T/bad" | grep -c '^  packs:')" = 0 ] || fail "packs left after deleting every file"
+
+note "packs in blocks of their own (--no-slice): a wrong count, fixable"
+"$MKFS" -q -s 64M --no-slice -d "$T/src" "$T/plain"
+read -r blk nb kind < <("$LOCATE" "$T/plain" /a/f5 cluster 0)
+[ "$kind" = 7 ] || fail "--no-slice: a/f5 is not packed (kind $kind)"
+read -r pblk refs < <("$CORRUPT" "$T/plain" pack-refs a/f5 0 1)
+[ "$pblk" = "$blk" ] || fail "--no-slice: the pack of a/f5 is at $pblk, its cluster says $blk"
+expect_fsck "$T/plain" 4 "pack at block $blk: 1 references, $refs clusters use it" -n
+expect_fsck "$T/plain" 1 "references" -y
+expect_fsck "$T/plain" 0 clean -n
 
 note "a lost PACK item: its blocks kept, the item made again"
 cp "$T/good" "$T/bad"
@@ -110,7 +125,8 @@ note "damaged pack data: every file of that pack, and only those, fail"
 cp "$T/good" "$T/bad"
 read -r blk nb kind < <("$LOCATE" "$T/bad" /a/f3 cluster 0)
 [ "$kind" = 7 ] || fail "a/f3 is not packed (kind $kind)"
-python3 - "$T/bad" $((blk * 4096 + 100)) <<'PY'
+at=$("$LOCATE" "$T/bad" /a/f3 payload 0)	# a sliced pack's, in its run
+python3 - "$T/bad" $((at + 100)) <<'PY'
 import sys
 p, off = sys.argv[1], int(sys.argv[2])
 with open(p, 'r+b') as f:

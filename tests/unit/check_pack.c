@@ -208,7 +208,9 @@ static const struct item_case item_cases[] = {
 	{ 24, 4, 4000 },		/* offset + ulen past the pack */
 	{ 28, 4, CZFS_PACK_MAX_ULEN + 1 },	/* pack too big */
 	{ 28, 4, 100 },			/* pack smaller than the range */
-	{ 32, 4, 1 },			/* reserved */
+	{ 39, 1, 1 },			/* reserved */
+	{ 36, 2, 5 },			/* a slice offset, not sliced */
+	{ 38, 1, 1 },			/* a run, not sliced */
 	{ 1, 1, CZFS_ALG_MAX + 1 },	/* algorithm */
 	{ 2, 1, 0 },			/* nblocks */
 	{ 2, 1, 2 },			/* a compressed pack that saves nothing */

@@ -319,7 +319,7 @@ START_TEST(run_items_are_checked)
 	ck_assert_int_eq(czfs_pack_item_decode(100, bad, sizeof(bad), 4096, &got),
 			 -EFSCORRUPTED);
 	memcpy(bad, val, sizeof(val));
-	bad[6] = 0x02;			/* an unknown flag */
+	bad[6] = 0x04;			/* an unknown flag */
 	ck_assert_int_eq(czfs_pack_item_decode(100, bad, sizeof(bad), 4096, &got),
 			 -EFSCORRUPTED);
 	ck_assert_int_eq(czfs_pack_item_decode(100, val, sizeof(val), 300, &got),
@@ -331,19 +331,12 @@ END_TEST
  * those that share its blocks. */
 START_TEST(a_damaged_payload_is_caught)
 {
-	uint8_t blk[CZFS_BLOCK_SIZE];
 	static uint8_t buf[CBYTES];
-	uint64_t at, pos;
 
 	make_run(algs[_i]);
 	/* the middle byte of slice 1's payload */
-	pos = slices[1].slice_off + slices[1].slice_len / 2;
-	at = slices[1].blkaddr + pos / CZFS_BLOCK_SIZE;
-	ck_assert_int_eq(czfs_bdev_read(fs->bdev, blk, sizeof(blk),
-					at * CZFS_BLOCK_SIZE), 0);
-	blk[pos % CZFS_BLOCK_SIZE] ^= 0x10;
-	ck_assert_int_eq(czfs_bdev_write(fs->bdev, blk, sizeof(blk),
-					 at * CZFS_BLOCK_SIZE), 0);
+	flip_image_byte(fs, slices[1].blkaddr * CZFS_BLOCK_SIZE +
+			slices[1].slice_off + slices[1].slice_len / 2);
 	ck_assert_int_eq(read_cluster(1, buf), -EFSCORRUPTED);
 	for (unsigned i = 0; i < NSLICES; i += 2) {
 		ck_assert_int_eq(read_cluster(i, buf), CBYTES);

@@ -103,3 +103,13 @@ void commit_reopen(struct czfs_fs **fs, struct czfs_bdev **dev)
 	*fs = open_fs(copy, true);
 	ck_assert_int_eq(czfs_fs_begin(*fs), 0);
 }
+
+void flip_image_byte(struct czfs_fs *fs, uint64_t at)
+{
+	uint8_t blk[CZFS_BLOCK_SIZE];
+	uint64_t base = at / CZFS_BLOCK_SIZE * CZFS_BLOCK_SIZE;
+
+	ck_assert_int_eq(czfs_bdev_read(fs->bdev, blk, sizeof(blk), base), 0);
+	blk[at % CZFS_BLOCK_SIZE] ^= 0x10;
+	ck_assert_int_eq(czfs_bdev_write(fs->bdev, blk, sizeof(blk), base), 0);
+}

@@ -26,5 +26,7 @@ void close_fresh_fs(struct czfs_fs *fs, struct czfs_codec *codec);
 /* Commit *fs, reopen it read-write from a copy of *dev (checks the space
  * map), begin a transaction: both replaced. */
 void commit_reopen(struct czfs_fs **fs, struct czfs_bdev **dev);
+/* Flip a bit of the image's byte at (a byte address), asserting the I/O. */
+void flip_image_byte(struct czfs_fs *fs, uint64_t at);
 
 #endif

@@ -32,6 +32,7 @@ UNIT_TESTS = \
 	tests/unit/check_blockmap \
 	tests/unit/check_pack \
 	tests/unit/check_slice \
+	tests/unit/check_slicedpack \
 	tests/unit/check_acl \
 	tests/unit/check_imagelock \
 	tests/unit/check_url \
@@ -53,6 +54,8 @@ tests_unit_check_update_SOURCES = tests/unit/check_update.c $(FS_TESTLIB)
 tests_unit_check_blockmap_SOURCES = tests/unit/check_blockmap.c $(FS_TESTLIB)
 tests_unit_check_pack_SOURCES = tests/unit/check_pack.c $(FS_TESTLIB)
 tests_unit_check_slice_SOURCES = tests/unit/check_slice.c $(FS_TESTLIB)
+tests_unit_check_slicedpack_SOURCES = tests/unit/check_slicedpack.c \
+	$(FS_TESTLIB)
 
 # mkfs's read-ahead thread, built from its source.
 tests_unit_check_prefetch_SOURCES = tests/unit/check_prefetch.c \
