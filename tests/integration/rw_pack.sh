@@ -1,7 +1,8 @@
 #!/bin/bash
 # Packed files under the random-operation exerciser and a killed daemon:
-# an image made by mkfs.czfs with packed small files and tails (and a
-# whole copy sharing its clusters) is mounted read-write; czfs_fsx -e
+# an image made by mkfs.czfs with packed small files and tails, the
+# packs in runs (and a whole copy sharing its clusters), is mounted
+# read-write; czfs_fsx -e
 # starts from each packed file's bytes and rewrites, appends to,
 # truncates and punches it, checked against the model after every op and
 # again after a remount; fsck is clean.  Then writers rewrite and delete
@@ -32,6 +33,10 @@ make_src() {	# DIR: small files and tails of every size, and a copy
 make_src "$T/src"
 "$MKFS" -q -s 512M -d "$T/src" "$RW_IMG"
 "$top_builddir/dump/dump.czfs" "$RW_IMG" | grep -q "^  packs:" || fail "the image has no packs"
+# mkfs lays the compressed packs in runs (czfs(5) "Sliced packs"): the
+# exerciser moves files out of packs that share their runs' blocks
+"$top_builddir/dump/dump.czfs" "$RW_IMG" | grep -q "^    in_runs: [1-9]" ||
+	fail "the image has no packs in runs"
 rw_mount_existing
 
 note "czfs_fsx -e on packed files ($ops ops each)"
