@@ -668,9 +668,12 @@ static int image_setup(struct mk_image *im)
 	derive_seed(im->o->uuid, im->seed);
 	err = mk_packs_new(&im->packs);
 	if (!err && im->o->slices)
-		err = mk_runs_new(true, &im->runs);
+		err = mk_runs_new(CZFS_RUN_MAX_BLOCKS, true, &im->runs);
+	/* a run of packs is freed with the last file in any of its packs:
+	 * no bigger than one pack can be, a file left behind keeps no more
+	 * than a pack of its own would */
 	if (!err && im->o->slices)
-		err = mk_runs_new(false, &im->pruns);
+		err = mk_runs_new(CZFS_MAX_CLUSTER_BLOCKS, false, &im->pruns);
 	if (!err)
 		err = czfs_btree_builder_new(im->bdev, &im->w.alloc, 1, &im->bld);
 	if (!err && im->o->leaf_packs)

@@ -11,8 +11,6 @@
 #include "util.h"
 #include "writer.h"
 
-#define RUN_BYTES	(CZFS_RUN_MAX_BLOCKS * CZFS_BLOCK_SIZE)
-
 /*
  * A full run may end at any slice whose end lies in its last CUT_WINDOW
  * bytes: the one that leaves the least of its last block unused, the
@@ -32,8 +30,9 @@ struct run_slice {
 
 struct mk_runs {
 	bool cut;			/* close full runs at their best cut */
-	uint8_t *buf;			/* RUN_BYTES */
-	uint8_t *moved;			/* RUN_BYTES: slices kept for the next */
+	uint32_t max;			/* bytes of a run, at most */
+	uint8_t *buf;			/* max */
+	uint8_t *moved;			/* max: slices kept for the next */
 	uint32_t used;			/* bytes placed */
 	struct run_slice *sl;		/* the pending slices */
 	unsigned n, cap;
@@ -45,14 +44,15 @@ struct mk_runs {
 	struct mk_run_stats st;
 };
 
-int mk_runs_new(bool cut, struct mk_runs **out)
+int mk_runs_new(unsigned max_blocks, bool cut, struct mk_runs **out)
 {
 	struct mk_runs *rs = calloc(1, sizeof(*rs));
 
 	if (rs) {
 		rs->cut = cut;
-		rs->buf = malloc(RUN_BYTES);
-		rs->moved = malloc(RUN_BYTES);
+		rs->max = MIN(max_blocks, CZFS_RUN_MAX_BLOCKS) * CZFS_BLOCK_SIZE;
+		rs->buf = malloc(rs->max);
+		rs->moved = malloc(rs->max);
 	}
 	if (!rs || !rs->buf || !rs->moved) {
 		mk_runs_free(rs);
@@ -202,7 +202,7 @@ int mk_runs_place(struct mk_runs *rs, struct mk_writer *w, uint64_t ino,
 	int err;
 
 	*closed = (struct czfs_pack_info){ 0 };
-	if (clen > RUN_BYTES - rs->used) {
+	if (clen > rs->max - rs->used) {
 		err = close_full(rs, w, closed);
 		if (err)
 			return err;

@@ -2,7 +2,7 @@
 /*
  * Runs of slices (INCOMPAT_SLICED): the payloads of compressed clusters,
  * of any files, are laid back to back in a buffer of up to
- * CZFS_RUN_MAX_BLOCKS blocks, so that a cluster is not rounded up to
+ * CZFS_RUN_MAX_BLOCKS blocks (or fewer, as asked), so that a cluster is not rounded up to
  * whole blocks of its own.  A slice's CLUSTER item is added to the
  * builder as soon as its payload is placed, with addresses relative to
  * the run; when the run is full (or closed) its blocks are allocated and
@@ -31,12 +31,14 @@ struct mk_run_stats {
 };
 
 /*
- * Runs; with cut, a full run closes at the slice that wastes least of its
- * last block (the slices after it, their items made again, start the
- * next); without, where the next payload does not fit, nothing moved
- * (the runs of sliced packs, whose PACKED items come later).
+ * Runs of at most max_blocks (<= CZFS_RUN_MAX_BLOCKS, and at least what
+ * the largest payload placed takes); with cut, a full run closes at the
+ * slice that wastes least of its last block (the slices after it, their
+ * items made again, start the next); without, where the next payload
+ * does not fit, nothing moved (the runs of sliced packs, whose PACKED
+ * items come later).  0 or -ENOMEM.
  */
-int mk_runs_new(bool cut, struct mk_runs **out);
+int mk_runs_new(unsigned max_blocks, bool cut, struct mk_runs **out);
 void mk_runs_free(struct mk_runs *rs);
 
 /*

@@ -71,7 +71,7 @@ static struct czfs_bdev *lay(void)
 	ck_assert_ptr_nonnull(codec);
 	ck_assert_int_eq(czfs_bdev_mem_create((uint64_t)DEV_BLOCKS * BS, 0, &b), 0);
 	ck_assert_int_eq(mk_writer_start(&w, b, 0), 0);
-	ck_assert_int_eq(mk_runs_new(true, &rs), 0);
+	ck_assert_int_eq(mk_runs_new(CZFS_RUN_MAX_BLOCKS, true, &rs), 0);
 	nruns = 0;
 	for (unsigned i = 0; i < NCLUSTERS; i++) {
 		struct czfs_cluster_info ci, slice;
