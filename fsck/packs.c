@@ -5,10 +5,11 @@
  * against its run (found with its first PACKED cluster); each PACK item's
  * blocks are referenced once (a sliced pack's are its run's) and its refs
  * must equal the clusters (and sliced packs) found pointing at it, which
- * must all describe it as the item does (slices: lie inside the run).  A wrong count, or a PACK item missing for a pack its
- * clusters agree on, is repaired (-y) when every cluster item decoded;
- * the blocks of a pack without its item stay referenced meanwhile, so
- * that they are never taken for leaked and freed under its files.
+ * must all describe it as the item does (slices: lie inside the run).
+ * A wrong count, or a PACK item missing for a pack its clusters agree on,
+ * is repaired (-y) when every cluster item decoded; the blocks of a pack
+ * without its item stay referenced meanwhile, so that they are never
+ * taken for leaked and freed under its files.
  */
 #include "config.h"
 

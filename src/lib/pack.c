@@ -36,6 +36,13 @@ static int run_check(const struct czfs_pack_info *p, uint64_t max_blocks)
 	return 0;
 }
 
+/* The first block of the pack a PACK key offset names. */
+static uint64_t key_blkaddr(uint64_t key)
+{
+	return key & CZFS_PACK_SLICED_BIT ?
+	       (key & ~CZFS_PACK_SLICED_BIT) >> CZFS_BLOCK_SHIFT : key;
+}
+
 /* A sliced pack: compressed, its payload inside the blocks it touches,
  * within CZFS_RUN_MAX_BLOCKS of its run. */
 static int sliced_check(const struct czfs_pack_info *p, uint64_t max_blocks)
@@ -59,8 +66,7 @@ int czfs_pack_item_decode(uint64_t key, const void *val, unsigned len,
 			  uint64_t max_blocks, struct czfs_pack_info *p)
 {
 	bool sliced_key = key & CZFS_PACK_SLICED_BIT;
-	uint64_t blkaddr = sliced_key ?
-			   (key & ~CZFS_PACK_SLICED_BIT) >> CZFS_BLOCK_SHIFT : key;
+	uint64_t blkaddr = key_blkaddr(key);
 	struct czfs_pack raw;
 
 	if (len != PACK_SIZE)
@@ -163,8 +169,7 @@ int czfs_pack_unref(struct czfs_fs *fs, uint64_t at, uint32_t bytes,
 		    uint64_t *freed_blocks)
 {
 	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, at };
-	uint64_t blkaddr = at & CZFS_PACK_SLICED_BIT ?
-			   (at & ~CZFS_PACK_SLICED_BIT) >> CZFS_BLOCK_SHIFT : at;
+	uint64_t blkaddr = key_blkaddr(at);
 	uint8_t val[PACK_SIZE];
 	struct czfs_pack_info p;
 	int n;
