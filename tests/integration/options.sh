@@ -106,9 +106,18 @@ note "request sizes: aligned against unaligned, O_DIRECT"
 # machine prefetch and reader may read a window twice: extra requests in
 # either mode, as many as the timing makes.  Each mode is read four times,
 # alternating, and the mechanism is its best run: the fewest requests,
-# the fewest partial ones.
+# the fewest partial ones; on a machine so loaded that four runs of the
+# aligned mode all met such races (CI's sanitizer build, once), up to
+# eight, until a best run shows it.
 declare -A min_n=() min_part=() whole_at_min=()
-for round in 1 2 3 4; do
+aligned_ok() {
+	[ "${min_n[aligned]}" -le $((min_n[unaligned] + 3)) ] &&
+		[ "${min_part[aligned]}" -lt "${min_part[unaligned]}" ]
+}
+rounds=0
+for round in 1 2 3 4 5 6 7 8; do
+	[ "$round" -gt 4 ] && aligned_ok && break
+	rounds=$round
 	for mode in aligned unaligned; do
 		o=direct_io,max_request=128k,cache_size=64M
 		[ "$mode" = unaligned ] && o=$o,unaligned_requests
@@ -126,7 +135,7 @@ for round in 1 2 3 4; do
 		fi
 	done
 done
-note "data requests, best of 4: aligned ${min_n[aligned]} (${min_part[aligned]} partial), unaligned ${min_n[unaligned]} (${min_part[unaligned]} partial)"
+note "data requests, best of $rounds: aligned ${min_n[aligned]} (${min_part[aligned]} partial), unaligned ${min_n[unaligned]} (${min_part[unaligned]} partial)"
 # aligned streams read up to a boundary past each file's end: 3 files
 [ "${min_n[aligned]}" -le $((min_n[unaligned] + 3)) ] || fail "alignment adds requests"
 [ "${min_part[aligned]}" -lt "${min_part[unaligned]}" ] ||
