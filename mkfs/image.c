@@ -280,6 +280,15 @@ static int run_closed(struct mk_image *im, const struct czfs_pack_info *run)
 	return mk_packs_run(im->packs, run);
 }
 
+/* Write the open run of rs, if any, and record its PACK item. */
+static int close_run(struct mk_image *im, struct mk_runs *rs)
+{
+	struct czfs_pack_info closed;
+	int err = mk_runs_close(rs, &im->w, &closed);
+
+	return err ? err : run_closed(im, &closed);
+}
+
 /* A compressed cluster: its payload into the open run, its item now. */
 static int add_slice(struct mk_image *im, uint64_t ino,
 		     const struct mk_chunk *c, const struct mk_cluster *cl)
@@ -315,7 +324,6 @@ static int add_cluster(struct mk_image *im, uint64_t ino,
 {
 	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
 	struct czfs_cluster_info ci = cl->ci;
-	struct czfs_pack_info closed;
 	unsigned len;
 	int err;
 
@@ -329,9 +337,7 @@ static int add_cluster(struct mk_image *im, uint64_t ino,
 	case CZFS_CLUSTER_RAW:
 		/* a file's raw cluster does not go before its slices */
 		if (im->runs && mk_runs_holds(im->runs, ino)) {
-			err = mk_runs_close(im->runs, &im->w, &closed);
-			if (!err)
-				err = run_closed(im, &closed);
+			err = close_run(im, im->runs);
 			if (err)
 				return err;
 		}
@@ -459,18 +465,12 @@ static bool pack_run_base(void *arg, uint64_t tag, uint64_t *base)
 /* The open runs written, then every PACK item. */
 static int finish_packs(struct mk_image *im)
 {
-	struct czfs_pack_info closed;
 	int err = 0;
 
-	if (im->runs) {
-		err = mk_runs_close(im->runs, &im->w, &closed);
-		if (!err)
-			err = run_closed(im, &closed);
-	}
+	if (im->runs)
+		err = close_run(im, im->runs);
 	if (!err && im->pruns) {
-		err = mk_runs_close(im->pruns, &im->w, &closed);
-		if (!err)
-			err = run_closed(im, &closed);
+		err = close_run(im, im->pruns);
 		if (!err)
 			err = mk_packs_resolve(im->packs, pack_run_base, im);
 	}

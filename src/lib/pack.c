@@ -135,18 +135,10 @@ unsigned czfs_pack_item_encode(const struct czfs_pack_info *p, void *val)
 void czfs_pack_of_cluster(const struct czfs_cluster_info *ci,
 			  struct czfs_pack_info *p)
 {
-	*p = (struct czfs_pack_info){
-		.blkaddr = ci->blkaddr,
-		.refs = 1,
-		.alg = ci->alg,
-		.nblocks = ci->nblocks,
-		.ulen = ci->pack_ulen,
-		.checksum = ci->checksum,
-		.sliced = ci->slice_len != 0,
-		.slice_off = ci->slice_off,
-		.clen = ci->slice_len,
-		.run_at = ci->run,
-	};
+	struct czfs_cluster_info stored;
+
+	czfs_cluster_pack_info(ci, &stored);
+	czfs_pack_of_stored(&stored, 1, p);
 }
 
 bool czfs_pack_matches(const struct czfs_pack_info *p,
