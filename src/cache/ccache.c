@@ -19,6 +19,8 @@ struct czfs_ccache {
 	uint64_t nr, max;
 	unsigned wait_ms;
 	bool punch;
+	unsigned (*shrink)(void *arg);	/* czfs_ccache_set_shrinker */
+	void *shrink_arg;
 	struct czfs_ccache_stats st;
 };
 
@@ -195,19 +197,30 @@ int czfs_ccache_get(struct czfs_ccache *cc, uint64_t ino, uint64_t idx,
 	return ret;
 }
 
+/* Evict one entry, else ask the shrinker: the pages freed. */
+static unsigned reclaim_some(struct czfs_ccache *cc)
+{
+	unsigned freed;
+
+	pthread_mutex_lock(&cc->lock);
+	freed = evict_one(cc);
+	pthread_mutex_unlock(&cc->lock);
+	if (!freed && cc->shrink)
+		freed = cc->shrink(cc->shrink_arg);
+	return freed;
+}
+
 int czfs_ccache_alloc_run(struct czfs_ccache *cc, struct czfs_centry *e,
-			  unsigned order)
+			  unsigned order, unsigned flags)
 {
 	int err;
 
 	while ((err = czfs_pool_alloc(cc->pool, order, &e->page))) {
-		unsigned freed;
-
-		pthread_mutex_lock(&cc->lock);
-		freed = evict_one(cc);
-		pthread_mutex_unlock(&cc->lock);
+		if (reclaim_some(cc))
+			continue;
 		/* Everything is in use: wait for a reader to let go. */
-		if (!freed && czfs_pool_wait(cc->pool, cc->wait_ms)) {
+		if ((flags & CZFS_CC_NOWAIT) ||
+		    czfs_pool_wait(cc->pool, cc->wait_ms)) {
 			e->page = CZFS_NO_PAGE;
 			return err;
 		}
@@ -220,7 +233,7 @@ int czfs_ccache_fill_hole(struct czfs_ccache *cc, struct czfs_centry *e,
 			  unsigned order)
 {
 	struct czfs_centry tmp = { .page = CZFS_NO_PAGE };
-	int err = czfs_ccache_alloc_run(cc, &tmp, order);
+	int err = czfs_ccache_alloc_run(cc, &tmp, order, 0);
 	bool lost;
 
 	if (err)
@@ -359,11 +372,16 @@ unsigned czfs_ccache_shrink(struct czfs_ccache *cc, unsigned n)
 {
 	unsigned freed = 0, got;
 
-	pthread_mutex_lock(&cc->lock);
-	while (freed < n && (got = evict_one(cc)))
+	while (freed < n && (got = reclaim_some(cc)))
 		freed += got;
-	pthread_mutex_unlock(&cc->lock);
 	return freed;
+}
+
+void czfs_ccache_set_shrinker(struct czfs_ccache *cc,
+			      unsigned (*shrink)(void *arg), void *arg)
+{
+	cc->shrink = shrink;
+	cc->shrink_arg = arg;
 }
 
 void czfs_ccache_get_stats(struct czfs_ccache *cc, struct czfs_ccache_stats *st)

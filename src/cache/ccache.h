@@ -78,7 +78,8 @@ int czfs_ccache_create(struct czfs_pool *pool, unsigned max_entries,
 void czfs_ccache_destroy(struct czfs_ccache *cc);	/* accepts NULL */
 
 #define CZFS_CC_CREATE	0x01	/* insert a LOADING entry when absent */
-#define CZFS_CC_NOWAIT	0x02	/* do not wait for another thread's load */
+/* get: do not wait for another thread's load; alloc_run: for pages */
+#define CZFS_CC_NOWAIT	0x02
 
 /*
  * Find (ino, idx).  READY: returns 0 with a reference in *e.  Being loaded
@@ -99,12 +100,13 @@ int czfs_ccache_get(struct czfs_ccache *cc, uint64_t ino, uint64_t idx,
 
 /*
  * Give a LOADING entry a run of 2^order pages, evicting unreferenced
- * entries as needed, and waiting for pages to come back when every page is
- * in use.  Returns 0, or -ENOMEM when nothing came back in time
- * (czfs_ccache_set_wait).
+ * entries (then asking the shrinker) as needed, and waiting for pages to
+ * come back when every page is in use.  Returns 0, or -ENOMEM when nothing
+ * came back in time (czfs_ccache_set_wait) or, with CZFS_CC_NOWAIT (a
+ * prefetch: it must never hold a claim while it waits), at once.
  */
 int czfs_ccache_alloc_run(struct czfs_ccache *cc, struct czfs_centry *e,
-			  unsigned order);
+			  unsigned order, unsigned flags);
 
 /*
  * Give a READY entry without pages (a hole) a zeroed run of 2^order pages,
@@ -124,6 +126,15 @@ void czfs_ccache_put(struct czfs_ccache *cc, struct czfs_centry *e);
 
 /* How long czfs_ccache_alloc_run waits for pages to come back. */
 void czfs_ccache_set_wait(struct czfs_ccache *cc, unsigned ms);
+
+/*
+ * The pool's other holder of pages that can be dropped (the daemon's staged
+ * requests): called, without the cache's lock, when an allocation found the
+ * pool empty and nothing left to evict, before anyone waits.  It returns
+ * the pages it gave back.
+ */
+void czfs_ccache_set_shrinker(struct czfs_ccache *cc,
+			      unsigned (*shrink)(void *arg), void *arg);
 
 /*
  * Low-memory mode: evicted clusters' pages are given back to the kernel
@@ -154,7 +165,8 @@ void czfs_ccache_invalidate(struct czfs_ccache *cc, uint64_t ino, uint64_t from)
 void czfs_ccache_invalidate_range(struct czfs_ccache *cc, uint64_t ino,
 				  uint64_t from, uint64_t to);
 
-/* Evict unreferenced entries until n pages were freed (or none is left). */
+/* Evict unreferenced entries, then ask the shrinker, until n pages were
+ * freed (or nothing is left). */
 unsigned czfs_ccache_shrink(struct czfs_ccache *cc, unsigned n);
 
 /* A snapshot of the counters (each read atomically, not all at once). */

@@ -102,6 +102,8 @@ struct czfs_daemon_stats {
 	struct czfs_iobatch_stats io;	/* data requests to the image */
 	atomic_ullong stage_restarts;	/* a stream's cursor moved elsewhere */
 	atomic_ullong stage_private;	/* clusters read apart from a stream */
+	atomic_ullong stage_reclaimed;	/* staged pages dropped: pool empty */
+	atomic_ullong prefetch_nomem;	/* prefetch loads that found no page */
 	atomic_ullong push_files, push_bytes;	/* stored into the page cache */
 	atomic_ullong push_errors;		/* stores that failed */
 	atomic_ullong pack_decodes;	/* whole packs decoded (load.c): into the
@@ -171,6 +173,9 @@ struct czfs_daemon {
 	 * that they never starve the cluster cache (staging.c). */
 	atomic_ullong staged_pages;
 	uint64_t stage_budget;
+	/* Every stream's staging, for reclaim when the pool is empty. */
+	pthread_mutex_t stg_lock;
+	struct czfs_staging *stagings;
 	/* Pages FUSE reads may hold at once (admission), so that what they
 	 * hold never starves the loads they wait for. */
 	pthread_mutex_t admit_lock;

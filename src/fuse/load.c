@@ -133,6 +133,13 @@ static int fill_pack(struct czfs_daemon *dm, struct czfs_thread *t,
 	return 0;
 }
 
+/* A prefetch never waits for pages: it holds a claimed entry, which a
+ * reader holding pages of its own may be waiting for. */
+static unsigned cc_flags(enum czfs_load_by by)
+{
+	return by == CZFS_LOAD_BY_PREFETCH ? CZFS_CC_NOWAIT : 0;
+}
+
 /*
  * Decode cluster l->ci into its LOADING entry l->e (pages allocated here):
  * from l->pe, its decoded pack (decoded now if claimed), else from
@@ -141,7 +148,7 @@ static int fill_pack(struct czfs_daemon *dm, struct czfs_thread *t,
  * the window cache.  Returns 0 or -errno.
  */
 static int decode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		  struct czfs_load *l)
+		  enum czfs_load_by by, struct czfs_load *l)
 {
 	const struct czfs_cluster_info *ci = l->ci;
 	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
@@ -166,9 +173,11 @@ static int decode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	if (!t)
 		return -ENOMEM;
 	if (e->page == CZFS_NO_PAGE) {
-		err = czfs_ccache_alloc_run(dm->cc, e, ii->cluster_shift);
+		err = czfs_ccache_alloc_run(dm->cc, e, ii->cluster_shift,
+					    cc_flags(by));
 		if (err) {
-			czfs_err("page pool exhausted: raise cache_size");
+			if (by == CZFS_LOAD_BY_READER)
+				czfs_err("page pool exhausted: raise cache_size");
 			return err;
 		}
 	}
@@ -184,7 +193,7 @@ static int decode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 			atomic_fetch_add(&dm->st.pack_decodes, 1);
 		err = decode_mapped(dm, t, ci, cpages, rpages, rn, e->len);
 	}
-	if (err)
+	if (err && !(err == -ENOMEM && by == CZFS_LOAD_BY_PREFETCH))
 		czfs_err("inode %llu cluster %llu: %s", (unsigned long long)ii->ino,
 			 (unsigned long long)e->idx, strerror(-err));
 	return err;
@@ -261,7 +270,9 @@ static int load_prepare(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 	if (stg && is_extent(l->ci)) {	/* a BLOCKMAP is read apart */
 		err = czfs_staging_get(dm, stg, l->ci->blkaddr, l->ci->nblocks,
 				       run_end(b, (unsigned)(l->e->idx - b->first)),
-				       true, l->pages, &l->ref);
+				       CZFS_STAGE_RESTART |
+				       (by == CZFS_LOAD_BY_PREFETCH ? CZFS_STAGE_NOWAIT : 0),
+				       l->pages, &l->ref);
 		if (!err) {
 			l->cpages = l->pages;
 			return 0;
@@ -274,14 +285,16 @@ static int load_prepare(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 	    l->ci->kind == CZFS_CLUSTER_BLOCKMAP) {	/* read in place */
 		n = l->ci->kind == CZFS_CLUSTER_RAW ? l->ci->nblocks :
 		    czfs_blockmap_entries(l->ci);
-		err = czfs_ccache_alloc_run(dm->cc, l->e, ii->cluster_shift);
+		err = czfs_ccache_alloc_run(dm->cc, l->e, ii->cluster_shift,
+					    cc_flags(by));
 		if (err)
 			return err;
 		run_pages(l->e->page, n, l->pages);
 		l->cpages = l->pages;
 	} else {
 		n = l->ci->nblocks;
-		err = czfs_temp_alloc(dm, n, &l->tp, &dm->st.temp_alloc);
+		err = czfs_temp_alloc(dm, n, &l->tp, &dm->st.temp_alloc,
+				      by == CZFS_LOAD_BY_PREFETCH ? CZFS_TEMP_NOWAIT : 0);
 		if (err)
 			return err;
 		l->cpages = l->tp.pages;
@@ -394,11 +407,14 @@ static int load_start(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 
 /* Decode l (err: of its read), release what it held, mark it loaded. */
 static void load_finish(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-			struct czfs_staging *stg, struct czfs_load *l, int err,
-			atomic_ullong *loads)
+			struct czfs_staging *stg, enum czfs_load_by by,
+			struct czfs_load *l, int err)
 {
+	atomic_ullong *loads = by == CZFS_LOAD_BY_READER ? &dm->st.loads_reader :
+			       &dm->st.loads_prefetch;
+
 	if (!l->err)
-		l->err = err ?: decode(dm, ii, l);
+		l->err = err ?: decode(dm, ii, by, l);
 	if (l->pe_claimed)	/* not decoded: a waiter decodes it */
 		czfs_pcache_abort(dm->pc, l->pe);
 	else
@@ -407,7 +423,9 @@ static void load_finish(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 		czfs_staging_put(dm, stg, &l->ref);
 	czfs_temp_free(dm, &l->tp);
 	atomic_fetch_add(loads, 1);
-	if (l->err)
+	if (l->err == -ENOMEM && by == CZFS_LOAD_BY_PREFETCH)
+		atomic_fetch_add(&dm->st.prefetch_nomem, 1);
+	else if (l->err)
 		atomic_fetch_add(&dm->st.load_errors, 1);
 	czfs_ccache_loaded(dm->cc, l->e, l->err);
 }
@@ -416,8 +434,6 @@ void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		     struct czfs_staging *stg, const struct czfs_cluster_batch *b,
 		     struct czfs_load *ls, unsigned n, enum czfs_load_by by)
 {
-	atomic_ullong *loads = by == CZFS_LOAD_BY_READER ? &dm->st.loads_reader :
-			       &dm->st.loads_prefetch;
 	int err;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -435,14 +451,14 @@ void czfs_load_batch(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	err = load_read(dm, ls, n);
 	for (unsigned i = 0; i < n; i++)
 		if (!ls[i].pe_wait)
-			load_finish(dm, ii, stg, &ls[i], err, loads);
+			load_finish(dm, ii, stg, by, &ls[i], err);
 	/* no claim of ours is left: wait for the others' pack decodes */
 	for (unsigned i = 0; i < n; i++) {
 		if (!ls[i].pe_wait)
 			continue;
 		ls[i].err = load_start(dm, ii, stg, by, b, &ls[i], 0);
-		load_finish(dm, ii, stg, &ls[i],
-			    ls[i].err ? 0 : load_read(dm, &ls[i], 1), loads);
+		load_finish(dm, ii, stg, by, &ls[i],
+			    ls[i].err ? 0 : load_read(dm, &ls[i], 1));
 	}
 }
 
@@ -553,7 +569,7 @@ int czfs_load_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	err = czfs_load_lookup(dm, ii, &sc->b);
 	if (!err && sc->b.ci[0].kind == CZFS_CLUSTER_BLOCKMAP) {
 		e->len = sc->b.ci[0].ulen;
-		err = czfs_ccache_alloc_run(dm->cc, e, ii->cluster_shift);
+		err = czfs_ccache_alloc_run(dm->cc, e, ii->cluster_shift, 0);
 		if (!err) {
 			atomic_store(&e->partial, true);
 			atomic_fetch_add(&dm->st.partial_writes, 1);

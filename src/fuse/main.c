@@ -26,6 +26,7 @@
 #include "remote.h"
 #include "remount.h"
 #include "room.h"
+#include "staging.h"
 #include "stream.h"
 #include "url.h"
 #include "utab.h"
@@ -561,6 +562,8 @@ static int daemon_setup(struct czfs_daemon *dm)
 	dm->admit_total = dm->admit_free = dm->opts.cache_size / CZFS_BLOCK_SIZE / 2;
 	pthread_mutex_init(&dm->admit_lock, NULL);
 	pthread_cond_init(&dm->admit_cond, NULL);
+	pthread_mutex_init(&dm->stg_lock, NULL);
+	czfs_ccache_set_shrinker(dm->cc, czfs_staging_reclaim, dm);
 	dm->io.max_request = (uint32_t)dm->opts.max_request;
 	dm->io.aligned = !dm->opts.unaligned;
 	dm->io.st = &dm->st.io;

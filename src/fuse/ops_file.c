@@ -60,7 +60,7 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	czfs_mi_attr(mi, &ii);
 	of = calloc(1, sizeof(*of));
 	if (of)
-		of->stream = czfs_stream_new(&ii);
+		of->stream = czfs_stream_new(dm, &ii);
 	if (!of || !of->stream) {
 		free(of);
 		czfs_mi_put(dm, mi);
@@ -271,7 +271,7 @@ static int implicit_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	if (!S_ISREG(mi->ii.mode))
 		err = -EISDIR;
 	else if (!mi->stream && mi->ii.size > czfs_inode_cluster_bytes(&mi->ii))
-		mi->stream = czfs_stream_new(&mi->ii);
+		mi->stream = czfs_stream_new(dm, &mi->ii);
 	s = mi->stream;
 	pthread_mutex_unlock(&mi->lock);
 	if (err) {

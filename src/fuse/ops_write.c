@@ -61,7 +61,7 @@ static int cluster_for_write(struct czfs_daemon *dm, const struct czfs_inode_inf
 		ret = czfs_ccache_get(dm->cc, ii->ino, idx, CZFS_CC_CREATE, &e);
 		if (ret == 1) {		/* new: nothing of it needs reading */
 			e->len = 0;
-			ret = czfs_ccache_alloc_run(dm->cc, e, ii->cluster_shift);
+			ret = czfs_ccache_alloc_run(dm->cc, e, ii->cluster_shift, 0);
 			czfs_ccache_loaded(dm->cc, e, ret);
 			if (ret)
 				czfs_ccache_put(dm->cc, e);

@@ -43,14 +43,17 @@ static void staged_pages_free(struct czfs_daemon *dm, struct czfs_staged *st)
 
 /* n pages for st, in parts of at most CZFS_TEMP_MAX: 0 or -errno. */
 static int staged_pages_alloc(struct czfs_daemon *dm, struct czfs_staged *st,
-			      unsigned n)
+			      unsigned n, unsigned flags)
 {
+	unsigned tflags = flags & CZFS_STAGE_NOWAIT ? CZFS_TEMP_NOWAIT : 0;
+
 	int err = n > STAGE_PARTS * CZFS_TEMP_MAX ? -EINVAL : 0;
 
 	for (unsigned k = 0, done = 0; !err && done < n; k++) {
 		unsigned m = MIN(n - done, (unsigned)CZFS_TEMP_MAX);
 
-		err = czfs_temp_alloc(dm, m, &st->tp[k], &dm->st.stage_alloc);
+		err = czfs_temp_alloc(dm, m, &st->tp[k], &dm->st.stage_alloc,
+				      tflags);
 		done += m;
 	}
 	if (err)
@@ -61,6 +64,7 @@ static int staged_pages_alloc(struct czfs_daemon *dm, struct czfs_staged *st,
 }
 
 struct czfs_staging {
+	struct czfs_staging *prev, *next;	/* dm->stagings */
 	pthread_mutex_t lock;
 	pthread_cond_t ready;		/* a request came in */
 	uint64_t disk_pos;		/* where the next request starts */
@@ -68,7 +72,7 @@ struct czfs_staging {
 	unsigned n, cap;
 };
 
-struct czfs_staging *czfs_staging_new(void)
+struct czfs_staging *czfs_staging_new(struct czfs_daemon *dm)
 {
 	struct czfs_staging *stg = calloc(1, sizeof(*stg));
 
@@ -77,6 +81,12 @@ struct czfs_staging *czfs_staging_new(void)
 	pthread_mutex_init(&stg->lock, NULL);
 	pthread_cond_init(&stg->ready, NULL);
 	stg->disk_pos = UINT64_MAX;
+	pthread_mutex_lock(&dm->stg_lock);
+	stg->next = dm->stagings;
+	if (stg->next)
+		stg->next->prev = stg;
+	dm->stagings = stg;
+	pthread_mutex_unlock(&dm->stg_lock);
 	return stg;
 }
 
@@ -92,20 +102,24 @@ static bool stale(struct czfs_daemon *dm, const struct czfs_staged *st)
 	return st->ready && st->version != atomic_load(&dm->items_version);
 }
 
-/* Drop unreferenced requests that end at or before pos, and stale ones. */
-static void drop_before(struct czfs_daemon *dm, struct czfs_staging *stg,
-			uint64_t pos)
+/* Drop unreferenced requests that end at or before pos, and stale ones:
+ * the pages freed. */
+static unsigned drop_before(struct czfs_daemon *dm, struct czfs_staging *stg,
+			    uint64_t pos)
 {
-	unsigned keep = 0;
+	unsigned keep = 0, freed = 0;
 
 	for (unsigned i = 0; i < stg->n; i++) {
 		if ((stg->st[i]->end <= pos || stale(dm, stg->st[i])) &&
-		    !stg->st[i]->refs && stg->st[i]->ready)
+		    !stg->st[i]->refs && stg->st[i]->ready) {
+			freed += stg->st[i]->n;
 			staged_free(dm, stg->st[i]);
-		else
+		} else {
 			stg->st[keep++] = stg->st[i];
+		}
 	}
 	stg->n = keep;
+	return freed;
 }
 
 /*
@@ -131,6 +145,14 @@ void czfs_staging_free(struct czfs_daemon *dm, struct czfs_staging *stg)
 {
 	if (!stg)
 		return;
+	pthread_mutex_lock(&dm->stg_lock);
+	if (stg->prev)
+		stg->prev->next = stg->next;
+	else
+		dm->stagings = stg->next;
+	if (stg->next)
+		stg->next->prev = stg->prev;
+	pthread_mutex_unlock(&dm->stg_lock);
 	drop_before(dm, stg, UINT64_MAX);
 	free(stg->st);
 	pthread_cond_destroy(&stg->ready);
@@ -138,13 +160,41 @@ void czfs_staging_free(struct czfs_daemon *dm, struct czfs_staging *stg)
 	free(stg);
 }
 
+/* Called with stg->lock held. */
+static unsigned trim_locked(struct czfs_daemon *dm, struct czfs_staging *stg)
+{
+	unsigned freed = drop_before(dm, stg, UINT64_MAX);
+
+	if (!stg->n)
+		stg->disk_pos = UINT64_MAX;
+	return freed;
+}
+
 void czfs_staging_trim(struct czfs_daemon *dm, struct czfs_staging *stg)
 {
 	pthread_mutex_lock(&stg->lock);
-	drop_before(dm, stg, UINT64_MAX);
-	if (!stg->n)
-		stg->disk_pos = UINT64_MAX;
+	trim_locked(dm, stg);
 	pthread_mutex_unlock(&stg->lock);
+}
+
+unsigned czfs_staging_reclaim(void *arg)
+{
+	struct czfs_daemon *dm = arg;
+	unsigned freed = 0;
+
+	/* A staging whose lock is taken is busy (its owner may be the very
+	 * thread that asks, in read_next): left alone. */
+	pthread_mutex_lock(&dm->stg_lock);
+	for (struct czfs_staging *stg = dm->stagings; stg; stg = stg->next) {
+		if (pthread_mutex_trylock(&stg->lock))
+			continue;
+		freed += trim_locked(dm, stg);
+		pthread_mutex_unlock(&stg->lock);
+	}
+	pthread_mutex_unlock(&dm->stg_lock);
+	if (freed)
+		atomic_fetch_add(&dm->st.stage_reclaimed, freed);
+	return freed;
 }
 
 /* Where the request starting at start ends. */
@@ -185,7 +235,7 @@ static int add_slot(struct czfs_staging *stg)
  * Called and returns with stg->lock held.
  */
 static int read_next(struct czfs_daemon *dm, struct czfs_staging *stg,
-		     uint64_t need_end, uint64_t run_end)
+		     uint64_t need_end, uint64_t run_end, unsigned flags)
 {
 	uint64_t start = stg->disk_pos, end;
 	void *addrs[CZFS_MAX_REQUEST_LIMIT / CZFS_BLOCK_SIZE];
@@ -205,7 +255,8 @@ static int read_next(struct czfs_daemon *dm, struct czfs_staging *stg,
 		free(st);
 		return -ENOMEM;
 	}
-	err = staged_pages_alloc(dm, st, (unsigned)((end - start) / CZFS_BLOCK_SIZE));
+	err = staged_pages_alloc(dm, st, (unsigned)((end - start) / CZFS_BLOCK_SIZE),
+				 flags);
 	if (err) {
 		free(st);
 		return err;
@@ -311,7 +362,7 @@ static int on_path(struct czfs_daemon *dm, struct czfs_staging *stg,
 }
 
 int czfs_staging_get(struct czfs_daemon *dm, struct czfs_staging *stg,
-		     uint64_t blk, unsigned n, uint64_t run_end, bool restart,
+		     uint64_t blk, unsigned n, uint64_t run_end, unsigned flags,
 		     uint32_t *pages, struct czfs_stage_ref *ref)
 {
 	uint64_t a = blk * CZFS_BLOCK_SIZE, b = a + (uint64_t)n * CZFS_BLOCK_SIZE;
@@ -328,9 +379,9 @@ int czfs_staging_get(struct czfs_daemon *dm, struct czfs_staging *stg,
 			continue;
 		}
 		err = on_path(dm, stg, a, a + (uint64_t)got * CZFS_BLOCK_SIZE,
-			      restart);
+			      flags & CZFS_STAGE_RESTART);
 		if (!err && stg->disk_pos < b)
-			err = read_next(dm, stg, b, run_end);
+			err = read_next(dm, stg, b, run_end, flags);
 		if (err)
 			break;
 	}

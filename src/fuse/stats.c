@@ -73,6 +73,7 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "cluster.partial_completed %llu\n", ld(&s->partial_completed));
 	put(o, "cluster.loads_reader %llu\n", ld(&s->loads_reader));
 	put(o, "cluster.loads_prefetch %llu\n", ld(&s->loads_prefetch));
+	put(o, "cluster.prefetch_nomem %llu\n", ld(&s->prefetch_nomem));
 	put(o, "cluster.load_errors %llu\n", ld(&s->load_errors));
 	put(o, "decompress.bytes %llu\n", ld(&s->decomp_bytes));
 	put(o, "decompress.seconds %.6f\n", ld(&s->decomp_ns) / 1e9);
@@ -126,9 +127,10 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "backing.data_requests %llu\nbacking.data_whole_requests %llu\n"
 	    "backing.data_bytes %llu\n", ld(&dm->st.io.requests),
 	    ld(&dm->st.io.whole), ld(&dm->st.io.bytes));
-	put(o, "staging.restarts %llu\nstaging.private_clusters %llu\nstaging.pages %llu\n",
+	put(o, "staging.restarts %llu\nstaging.private_clusters %llu\nstaging.pages %llu\n"
+	    "staging.reclaimed_pages %llu\n",
 	    ld(&dm->st.stage_restarts), ld(&dm->st.stage_private),
-	    ld(&dm->staged_pages));
+	    ld(&dm->staged_pages), ld(&dm->st.stage_reclaimed));
 	put(o, "push.files %llu\npush.bytes %llu\npush.errors %llu\n",
 	    ld(&dm->st.push_files), ld(&dm->st.push_bytes),
 	    ld(&dm->st.push_errors));

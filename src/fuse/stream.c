@@ -181,13 +181,14 @@ static bool queue_stream(struct czfs_daemon *dm, struct czfs_stream *s)
 	return queued;
 }
 
-struct czfs_stream *czfs_stream_new(const struct czfs_inode_info *ii)
+struct czfs_stream *czfs_stream_new(struct czfs_daemon *dm,
+				    const struct czfs_inode_info *ii)
 {
 	struct czfs_stream *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
-	s->stg = czfs_staging_new();
+	s->stg = czfs_staging_new(dm);
 	if (!s->stg) {
 		free(s);
 		return NULL;

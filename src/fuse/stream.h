@@ -24,7 +24,8 @@ int czfs_prefetch_start(struct czfs_daemon *dm, unsigned nthreads);
 void czfs_prefetch_stop(struct czfs_daemon *dm);
 
 /* A stream for an opened file: NULL when out of memory. */
-struct czfs_stream *czfs_stream_new(const struct czfs_inode_info *ii);
+struct czfs_stream *czfs_stream_new(struct czfs_daemon *dm,
+				    const struct czfs_inode_info *ii);
 /* The file is closed: the stream stops and goes when its worker lets go. */
 void czfs_stream_close(struct czfs_daemon *dm, struct czfs_stream *s);
 /*

@@ -54,7 +54,7 @@ static int temp_grab(struct czfs_daemon *dm, struct czfs_temp *tp, unsigned want
 }
 
 int czfs_temp_alloc(struct czfs_daemon *dm, unsigned n, struct czfs_temp *tp,
-		    struct czfs_latency *lat)
+		    struct czfs_latency *lat, unsigned flags)
 {
 	uint64_t t0 = czfs_now_ns();
 	int err = 0;
@@ -66,19 +66,21 @@ int czfs_temp_alloc(struct czfs_daemon *dm, unsigned n, struct czfs_temp *tp,
 	while (tp->n < n && !err) {
 		if (!temp_grab(dm, tp, n))
 			continue;
-		/* reclaim: evict a cached cluster, else wait for a free */
+		/* reclaim: evict a cached cluster or a staged request */
 		if (czfs_ccache_shrink(dm->cc, 1)) {
 			atomic_fetch_add(&dm->st.reclaims, 1);
 			continue;
 		}
+		/* else wait for a free, holding nothing */
+		czfs_temp_free(dm, tp);
+		if (flags & CZFS_TEMP_NOWAIT)
+			return -ENOMEM;
 		atomic_fetch_add(&dm->st.temp_waits, 1);
 		err = czfs_pool_wait(dm->pool, TEMP_WAIT_MS) ? -ENOMEM : 0;
 	}
 	czfs_latency_add(lat, czfs_now_ns() - t0);
-	if (err) {
-		czfs_temp_free(dm, tp);
+	if (err)
 		czfs_err("no page for decompression: raise cache_size or reserved_pages");
-	}
 	return err;
 }
 

@@ -30,13 +30,18 @@ struct czfs_temp {
 	} runs[CZFS_TEMP_MAX];
 };
 
+#define CZFS_TEMP_NOWAIT	0x01	/* a prefetch: fail rather than wait */
+
 /*
- * Take n pages (n <= CZFS_TEMP_MAX) into *tp; the time it took is recorded
- * in lat.  Returns 0, -EINVAL (n too large) or -ENOMEM (nothing came free
- * in time: logged, *tp empty).
+ * Take n pages (n <= CZFS_TEMP_MAX) into *tp, reclaiming as needed; the
+ * time it took is recorded in lat.  A caller that must wait holds none of
+ * them meanwhile: several partial takes could otherwise hold the whole
+ * pool between them.  Returns 0, -EINVAL (n too large) or -ENOMEM (nothing
+ * came free in time: logged, *tp empty; with CZFS_TEMP_NOWAIT, nothing
+ * free now, not logged).
  */
 int czfs_temp_alloc(struct czfs_daemon *dm, unsigned n, struct czfs_temp *tp,
-		    struct czfs_latency *lat);
+		    struct czfs_latency *lat, unsigned flags);
 /* Give back all of *tp (empty after; an empty *tp is fine). */
 void czfs_temp_free(struct czfs_daemon *dm, struct czfs_temp *tp);
 

@@ -172,7 +172,7 @@ static int wb_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 					   pol->zero_detect, p);
 	}
 	if (!err && p->nfresh) {
-		err = czfs_temp_alloc(dm, p->nfresh, &tp, &dm->st.temp_alloc);
+		err = czfs_temp_alloc(dm, p->nfresh, &tp, &dm->st.temp_alloc, 0);
 		if (!err)
 			err = czfs_win_map(dm->wc, tp.pages, tp.n, true, &cm);
 		if (!err)
@@ -246,7 +246,7 @@ static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		return err;
 	czfs_centry_pages(w->e, rpages);
 	err = czfs_temp_alloc(dm, MIN(rn + 1, (unsigned)CZFS_MAX_CLUSTER_BLOCKS),
-			      &tp, &dm->st.temp_alloc);
+			      &tp, &dm->st.temp_alloc, 0);
 	if (err)
 		return err;
 	err = czfs_win_map(dm->wc, rpages, rn, false, &rm);

@@ -33,18 +33,23 @@ read_all() {
 	# the small-pool checks need to happen.  A reader alone may never
 	# fill the pool (a slow daemon stays just ahead of it: the sanitizer
 	# build in CI's chroot, at times), but four readers' requests in
-	# flight need their pages at the same time, however slow.
+	# flight need their pages at the same time, however slow.  Twelve
+	# readers, each with its prefetch stream and staging, once held the
+	# whole pool between them, each waiting for the others' pages: no
+	# reader may fail, nor any wait for a page give up.
 	local f k files=text pids=()
 	if [ -n "${DROP:-}" ]; then
 		drop_caches
-		for k in 1 2 3 4; do
+		for k in $(seq 1 12); do
 			dd if="$T/mnt/data" of=/dev/null bs=1M iflag=direct \
-				skip=$((k * 5)) 2>/dev/null &
+				skip=$((k * 2)) 2>/dev/null &
 			pids+=($!)
 		done
 		for k in "${pids[@]}"; do
 			wait "$k" || fail "a concurrent reader failed with -o $1"
 		done
+		! log_has "$T/mnt" 'pool exhausted\|no page for' ||
+			fail "a wait for pages gave up with -o $1"
 		files="text data"
 	fi
 	for f in $files; do

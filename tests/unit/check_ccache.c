@@ -5,6 +5,7 @@
 #include <check.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ccache.h"
@@ -34,7 +35,7 @@ static struct czfs_centry *load(uint64_t ino, uint64_t idx, int *ret)
 
 	*ret = czfs_ccache_get(cc, ino, idx, CZFS_CC_CREATE, &e);
 	if (*ret == 1) {
-		ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 4), 0);
+		ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 4, 0), 0);
 		memset(czfs_pool_addr(pool, e->page), (int)(ino + idx), 16 * 4096);
 		e->len = 16 * 4096;
 		czfs_ccache_loaded(cc, e, 0);
@@ -94,12 +95,87 @@ START_TEST(all_referenced_gives_enomem)
 		ents[i] = load(2, i, &ret);
 	czfs_ccache_set_wait(cc, 100);	/* nothing will come back */
 	ck_assert_int_eq(czfs_ccache_get(cc, 2, 99, CZFS_CC_CREATE, &e), 1);
-	ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 4), -ENOMEM);
+	ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 4, 0), -ENOMEM);
 	czfs_ccache_loaded(cc, e, -ENOMEM);
 	czfs_ccache_put(cc, e);
 	ck_assert(!czfs_ccache_contains(cc, 2, 99));	/* failed load dropped */
 	for (unsigned i = 0; i < 16; i++)
 		czfs_ccache_put(cc, ents[i]);
+}
+END_TEST
+
+START_TEST(nowait_gives_enomem_at_once)
+{
+	struct czfs_centry *ents[16], *e;
+	struct timespec t0, t1;
+	int ret;
+
+	for (uint64_t i = 0; i < 16; i++)
+		ents[i] = load(2, i, &ret);
+	czfs_ccache_set_wait(cc, 2000);
+	ck_assert_int_eq(czfs_ccache_get(cc, 2, 99, CZFS_CC_CREATE, &e), 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 4, CZFS_CC_NOWAIT), -ENOMEM);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* a prefetch gives up instead of waiting with its claim held */
+	ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 +
+			 (t1.tv_nsec - t0.tv_nsec) / 1000000, 1000);
+	ck_assert_uint_eq(e->page, CZFS_NO_PAGE);
+	czfs_ccache_loaded(cc, e, -ENOMEM);
+	czfs_ccache_put(cc, e);
+	for (unsigned i = 0; i < 16; i++)
+		czfs_ccache_put(cc, ents[i]);
+}
+END_TEST
+
+/* A shrinker holding one pool run of 16 pages, given back when asked. */
+struct held_run {
+	struct czfs_pool *pool;
+	uint32_t page;
+	unsigned calls;
+};
+
+static unsigned give_back(void *arg)
+{
+	struct held_run *h = arg;
+
+	h->calls++;
+	if (h->page == CZFS_NO_PAGE)
+		return 0;
+	czfs_pool_free(h->pool, h->page, 4);
+	h->page = CZFS_NO_PAGE;
+	return 16;
+}
+
+START_TEST(shrinker_is_asked_before_anyone_waits)
+{
+	struct held_run h = { .pool = pool };
+	struct czfs_centry *ents[15], *e;
+	int ret;
+
+	/* given a pool whose last run is held outside the cache */
+	for (uint64_t i = 0; i < 15; i++)
+		ents[i] = load(3, i, &ret);
+	ck_assert_int_eq(czfs_pool_alloc(pool, 4, &h.page), 0);
+	czfs_ccache_set_shrinker(cc, give_back, &h);
+	/* when a load finds nothing to evict, even without waiting */
+	ck_assert_int_eq(czfs_ccache_get(cc, 3, 99, CZFS_CC_CREATE, &e), 1);
+	ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 4, CZFS_CC_NOWAIT), 0);
+	/* then the shrinker gave back its run, and the load has it */
+	ck_assert_uint_eq(h.calls, 1);
+	ck_assert_uint_eq(h.page, CZFS_NO_PAGE);
+	ck_assert_uint_ne(e->page, CZFS_NO_PAGE);
+	e->len = 4096;
+	czfs_ccache_loaded(cc, e, 0);
+	czfs_ccache_put(cc, e);
+	/* and a shrink evicts before it asks, and asks when nothing is left */
+	ck_assert_uint_eq(czfs_ccache_shrink(cc, 1), 16);
+	ck_assert_uint_eq(h.calls, 1);
+	ck_assert_uint_eq(czfs_ccache_shrink(cc, 1), 0);
+	ck_assert_uint_eq(h.calls, 2);
+	for (unsigned i = 0; i < 15; i++)
+		czfs_ccache_put(cc, ents[i]);
+	czfs_ccache_set_shrinker(cc, NULL, NULL);
 }
 END_TEST
 
@@ -203,7 +279,7 @@ START_TEST(second_reader_waits_for_the_loader)
 	ck_assert_int_eq(czfs_ccache_get(cc, 9, 9, CZFS_CC_CREATE | CZFS_CC_NOWAIT,
 					 &other), -EAGAIN);
 	/* when the load completes, then the waiter gets the same entry */
-	ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 0), 0);
+	ck_assert_int_eq(czfs_ccache_alloc_run(cc, e, 0, 0), 0);
 	e->len = 4096;
 	czfs_ccache_loaded(cc, e, 0);
 	pthread_join(th, NULL);
@@ -225,6 +301,8 @@ int main(void)
 	tcase_add_test(tc, miss_then_hit);
 	tcase_add_test(tc, lru_eviction_keeps_referenced_entries);
 	tcase_add_test(tc, all_referenced_gives_enomem);
+	tcase_add_test(tc, nowait_gives_enomem_at_once);
+	tcase_add_test(tc, shrinker_is_asked_before_anyone_waits);
 	tcase_add_test(tc, holes_take_no_pages);
 	tcase_add_test(tc, second_fill_of_a_hole_keeps_the_first_pages);
 	tcase_add_test(tc, invalidate_drops_range_even_when_referenced);
