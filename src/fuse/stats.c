@@ -134,8 +134,8 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "push.files %llu\npush.bytes %llu\npush.errors %llu\n",
 	    ld(&dm->st.push_files), ld(&dm->st.push_bytes),
 	    ld(&dm->st.push_errors));
-	put(o, "backing.reads %llu\nbacking.read_bytes %llu\n",
-	    ld(&b->reads), ld(&b->read_bytes));
+	put(o, "backing.reads %llu\nbacking.read_bytes %llu\nbacking.direct_reads %llu\n",
+	    ld(&b->reads), ld(&b->read_bytes), ld(&b->direct_reads));
 	/* over fuse.write_bytes: the write amplification */
 	put(o, "backing.writes %llu\nbacking.write_bytes %llu\n",
 	    ld(&b->writes), ld(&b->write_bytes));

@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -16,6 +18,7 @@
 struct file_bdev {
 	struct czfs_bdev b;
 	int fd;
+	int dfd;		/* O_DIRECT, for data reads: -1 if none */
 	int is_blockdev;
 };
 
@@ -47,22 +50,16 @@ void czfs_bdev_account(struct czfs_bdev *b, char op, size_t len)
 	}
 }
 
-static int file_readv(struct czfs_bdev *bd, const struct iovec *iov, int cnt,
-		      uint64_t off)
+static int fd_readv(int fd, const struct iovec *iov, int cnt, uint64_t off)
 {
-	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
 	struct iovec local[IOV_MAX];
-	size_t len = 0;
 	int i = 0;
 
-	for (int k = 0; k < cnt; k++)
-		len += iov[k].iov_len;
-	czfs_bdev_account(bd, 'r', len);
 	if (cnt > IOV_MAX)
 		return -EINVAL;
 	memcpy(local, iov, (size_t)cnt * sizeof(*iov));
 	while (i < cnt) {
-		ssize_t n = preadv(fb->fd, local + i, cnt - i, (off_t)off);
+		ssize_t n = preadv(fd, local + i, cnt - i, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -82,11 +79,48 @@ static int file_readv(struct czfs_bdev *bd, const struct iovec *iov, int cnt,
 	return 0;
 }
 
+/* Whether a read of len bytes in iov at off may go by dfd. */
+static bool direct_ok(const struct iovec *iov, int cnt, size_t len, uint64_t off)
+{
+	const uint64_t mask = CZFS_BDEV_BLOCK - 1;
+
+	if (len < CZFS_BDEV_DIRECT_MIN || (off & mask))
+		return false;
+	for (int k = 0; k < cnt; k++)
+		if (((uintptr_t)iov[k].iov_base | iov[k].iov_len) & mask)
+			return false;
+	return true;
+}
+
+static int file_readv(struct czfs_bdev *bd, const struct iovec *iov, int cnt,
+		      uint64_t off)
+{
+	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
+	size_t len = 0;
+	int err;
+
+	for (int k = 0; k < cnt; k++)
+		len += iov[k].iov_len;
+	czfs_bdev_account(bd, 'r', len);
+	if (fb->dfd >= 0 && direct_ok(iov, cnt, len, off)) {
+		err = fd_readv(fb->dfd, iov, cnt, off);
+		if (!err)
+			atomic_fetch_add_explicit(&bd->stats.direct_reads, 1,
+						  memory_order_relaxed);
+		/* refused after all (a device's larger sector): buffered */
+		if (err != -EINVAL)
+			return err;
+	}
+	return fd_readv(fb->fd, iov, cnt, off);
+}
+
 static int file_read(struct czfs_bdev *bd, void *buf, size_t len, uint64_t off)
 {
+	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
 	struct iovec iov = { buf, len };
 
-	return file_readv(bd, &iov, 1, off);
+	czfs_bdev_account(bd, 'r', len);
+	return fd_readv(fb->fd, &iov, 1, off);
 }
 
 static int file_write(struct czfs_bdev *bd, const void *buf, size_t len,
@@ -151,6 +185,8 @@ static void file_destroy(struct czfs_bdev *bd)
 	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
 
 	close(fb->fd);
+	if (fb->dfd >= 0)
+		close(fb->dfd);
 	free(fb);
 }
 
@@ -163,6 +199,16 @@ static const struct czfs_bdev_ops file_ops = {
 	.punch = file_punch,
 	.destroy = file_destroy,
 };
+
+/* The file of fd opened again, read-only with O_DIRECT (the same file,
+ * whatever its path names now): the descriptor, or -1 if refused. */
+static int open_direct(int fd)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	return open(proc, O_RDONLY | O_DIRECT | O_CLOEXEC);
+}
 
 int czfs_bdev_open(const char *path, unsigned flags, struct czfs_bdev **out)
 {
@@ -178,6 +224,7 @@ int czfs_bdev_open(const char *path, unsigned flags, struct czfs_bdev **out)
 	fb = calloc(1, sizeof(*fb));
 	if (!fb)
 		return -ENOMEM;
+	fb->dfd = -1;
 	fb->fd = open(path, oflags, 0644);
 	if (fb->fd < 0) {
 		err = -errno;
@@ -202,6 +249,8 @@ int czfs_bdev_open(const char *path, unsigned flags, struct czfs_bdev **out)
 		err = -EINVAL;
 		goto out_close;
 	}
+	if ((flags & CZFS_BDEV_DIRECT_DATA) && !(flags & CZFS_BDEV_DIRECT))
+		fb->dfd = open_direct(fb->fd);
 	fb->b.ops = &file_ops;
 	fb->b.flags = flags;
 	*out = &fb->b;

@@ -20,6 +20,18 @@
 #define CZFS_BDEV_DIRECT	0x02	/* O_DIRECT: 4 KiB-aligned buffers,
 					 * offsets and lengths only */
 #define CZFS_BDEV_CREATE	0x04	/* create or truncate the file */
+/*
+ * Large data reads (readv of at least CZFS_BDEV_DIRECT_MIN bytes, all
+ * 4 KiB-aligned) with O_DIRECT, through a second descriptor of the same
+ * file: straight into the caller's pages, with none of the host page
+ * cache's insertion, copy and reclaim.  Metadata and small reads stay
+ * buffered, where the host's readahead serves them, and so do writes:
+ * the kernel writes back a range's dirty pages before a direct read of
+ * it, so what was written is what is read.  Where the file's filesystem
+ * refuses O_DIRECT, every read stays buffered.
+ */
+#define CZFS_BDEV_DIRECT_DATA	0x08
+#define CZFS_BDEV_DIRECT_MIN	(128u << 10)
 
 /* The block of czfs_bdev_write_blocks (CZFS_BLOCK_SIZE). */
 #define CZFS_BDEV_BLOCK		4096u
@@ -29,6 +41,7 @@
 
 struct czfs_bdev_stats {
 	atomic_ullong reads, read_bytes;
+	atomic_ullong direct_reads;	/* of them, by CZFS_BDEV_DIRECT_DATA */
 	atomic_ullong writes, write_bytes;
 	atomic_ullong flushes;
 	atomic_ullong punches, punch_bytes;	/* ranges given back */
@@ -40,7 +53,8 @@ struct czfs_bdev;
 struct czfs_bdev_ops {
 	/* Read len bytes at off: 0, or -EIO (past the end, short read) or -errno. */
 	int (*read)(struct czfs_bdev *b, void *buf, size_t len, uint64_t off);
-	/* One request filling iov[0..cnt) from off (cnt <= IOV_MAX); as read. */
+	/* One request filling iov[0..cnt) from off (cnt <= IOV_MAX); as read.
+	 * The data path: CZFS_BDEV_DIRECT_DATA applies here. */
 	int (*readv)(struct czfs_bdev *b, const struct iovec *iov, int cnt,
 		     uint64_t off);
 	/* Write len bytes at off, growing the device if it is a file. */

@@ -155,6 +155,8 @@ int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
 		flags |= CZFS_BDEV_RDONLY;
 	if (o.flags & CZFS_OPEN_DIRECT)
 		flags |= CZFS_BDEV_DIRECT;
+	if (o.flags & CZFS_OPEN_DIRECT_DATA)
+		flags |= CZFS_BDEV_DIRECT_DATA;
 	if (remote)
 		err = czfs_bdev_open_remote(path, flags, o.remote, &bdev);
 	else

@@ -30,6 +30,8 @@ struct czfs_stored;
 					 * (fsck: no mount may share it) */
 #define CZFS_OPEN_DISCARD	0x10	/* punch blocks freed by each commit
 					 * out of the image file (discard.h) */
+#define CZFS_OPEN_DIRECT_DATA	0x20	/* large data reads with O_DIRECT
+					 * (bdev.h: CZFS_BDEV_DIRECT_DATA) */
 
 struct czfs_fs_opts {
 	unsigned flags;			/* CZFS_OPEN_* */
