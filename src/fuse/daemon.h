@@ -59,7 +59,7 @@ struct czfs_mount_opts {
 	uint64_t kernel_readahead;	/* the mount's bdi readahead, 0 = as is */
 	/* fuse_opt stores an int through the flags it sets (CZFS_OPT) */
 	int direct_io;			/* O_DIRECT on the image */
-	int buffered_reads;		/* no O_DIRECT data reads either */
+	int direct_reads;		/* large data reads with O_DIRECT */
 	enum czfs_map_mode map;		/* window strategy */
 	bool map_slots;			/* map scattered pages into slots,
 					 * do not copy them through a buffer */

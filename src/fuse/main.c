@@ -83,8 +83,8 @@ static const char usage_text[] =
 "    -o kernel_readahead=SIZE  readahead of the mount in the kernel: the size\n"
 "                           of FUSE read requests (default 1M; 0: leave it)\n"
 "    -o direct_io           read and write the image with O_DIRECT\n"
-"    -o buffered_reads      read data through the host's page cache too (by\n"
-"                           default reads of 128 KiB and more use O_DIRECT)\n"
+"    -o direct_reads        read data (reads of 128 KiB and more) with\n"
+"                           O_DIRECT, not through the host's page cache\n"
 "    -o map=vm_map_ram|vmap how the codecs see pool pages: per-thread cached\n"
 "                           windows (default) or a fresh mapping each time\n"
 "    -o map_scattered=bounce|slot  vm_map_ram: copy pages that are not one\n"
@@ -144,7 +144,7 @@ static const struct fuse_opt czfs_opts[] = {
 	CZFS_OPT("reserved_pages=%u", reserved_pages),
 	CZFS_OPT("workers=%u", workers),
 	CZFS_OPT("direct_io", direct_io),
-	CZFS_OPT("buffered_reads", buffered_reads),
+	CZFS_OPT("direct_reads", direct_reads),
 	FUSE_OPT_KEY("map_scattered=", KEY_SCATTERED),
 	FUSE_OPT_KEY("reclaim=", KEY_RECLAIM),
 	CZFS_OPT("unaligned_requests", unaligned),
@@ -518,7 +518,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 	struct czfs_fs_opts fo = {
 		.flags = (dm->opts.ro ? CZFS_OPEN_RDONLY | CZFS_OPEN_NOSMAP : 0) |
 			 (dm->opts.direct_io ? CZFS_OPEN_DIRECT : 0) |
-			 (dm->opts.buffered_reads ? 0 : CZFS_OPEN_DIRECT_DATA) |
+			 (dm->opts.direct_reads ? CZFS_OPEN_DIRECT_DATA : 0) |
 			 (dm->opts.nodiscard ? 0 : CZFS_OPEN_DISCARD),
 		.remote = &dm->opts.remote,
 	};

@@ -28,7 +28,7 @@
  * buffered, where the host's readahead serves them, and so do writes:
  * the kernel writes back a range's dirty pages before a direct read of
  * it, so what was written is what is read.  Where the file's filesystem
- * refuses O_DIRECT, every read stays buffered.
+ * refuses O_DIRECT, every read stays buffered.  (czfs-fuse -o direct_reads.)
  */
 #define CZFS_BDEV_DIRECT_DATA	0x08
 #define CZFS_BDEV_DIRECT_MIN	(128u << 10)

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Data reads by O_DIRECT (the default) and through the host's page cache
-# (-o buffered_reads): both read back what mkfs stored and what a
+# Data reads by O_DIRECT (-o direct_reads) and through the host's page
+# cache (the default): both read back what mkfs stored and what a
 # read-write mount wrote, and backing.direct_reads shows which way each
 # went.  A read-write mount's writes may still be dirty in the host's page
 # cache when their clusters are read again: the kernel writes them back
@@ -28,15 +28,15 @@ else
 	note "$T refuses O_DIRECT: every read must be buffered"
 fi
 
-note "mkfs-made data: direct by default, buffered with -o buffered_reads"
-for o in ro ro,buffered_reads; do
+note "mkfs-made data: buffered by default, direct with -o direct_reads"
+for o in ro ro,direct_reads; do
 	drop_caches
 	czfs_mount "$T/img" "$T/mnt" -o "$o"
 	got=$(md5sum <"$T/mnt/data")
 	[ "$got" = "$want" ] || fail "data differs with -o $o"
 	n=$(stat_of backing.direct_reads)
 	reads=$(stat_of backing.reads)
-	if [ "$o" = ro ] && [ "$direct" = 1 ]; then
+	if [ "$o" = ro,direct_reads ] && [ "$direct" = 1 ]; then
 		# 26 MiB, about 12 stored: a stream's requests of 512 KiB
 		# go direct, the superblock's and the tree's reads do not
 		[ "$n" -ge 10 ] || fail "-o $o: $n direct reads of $reads, want 10 or more"
@@ -51,7 +51,7 @@ note "a read-write mount reads back its own writes, dirty on the host or not"
 "$MKFS" -q -s 1G "$T/rw.img"
 # a small pool: the clusters written are evicted and read from the image
 # again; no checkpoint meanwhile (commit=600), so nothing syncs the image
-czfs_mount "$T/rw.img" "$T/mnt" -o cache_size=4M,commit=600
+czfs_mount "$T/rw.img" "$T/mnt" -o cache_size=4M,commit=600,direct_reads
 dd if="$T/src/data" of="$T/mnt/data" bs=1M 2>/dev/null ||
 	fail "write through the mount"
 # O_DIRECT on the mount: past the kernel's copy, to the daemon
