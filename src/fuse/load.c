@@ -133,11 +133,19 @@ static int fill_pack(struct czfs_daemon *dm, struct czfs_thread *t,
 	return 0;
 }
 
-/* A prefetch never waits for pages: it holds a claimed entry, which a
- * reader holding pages of its own may be waiting for. */
+/*
+ * A prefetch never waits for pages: it holds a claimed entry, which a
+ * reader holding pages of its own may be waiting for.  The NOWAIT flag of
+ * each allocator (ccache.h, temp.h, staging.h) for a load by `by`.
+ */
+static bool no_wait(enum czfs_load_by by)
+{
+	return by == CZFS_LOAD_BY_PREFETCH;
+}
+
 static unsigned cc_flags(enum czfs_load_by by)
 {
-	return by == CZFS_LOAD_BY_PREFETCH ? CZFS_CC_NOWAIT : 0;
+	return no_wait(by) ? CZFS_CC_NOWAIT : 0;
 }
 
 /*
@@ -193,7 +201,7 @@ static int decode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 			atomic_fetch_add(&dm->st.pack_decodes, 1);
 		err = decode_mapped(dm, t, ci, cpages, rpages, rn, e->len);
 	}
-	if (err && !(err == -ENOMEM && by == CZFS_LOAD_BY_PREFETCH))
+	if (err && !(err == -ENOMEM && no_wait(by)))
 		czfs_err("inode %llu cluster %llu: %s", (unsigned long long)ii->ino,
 			 (unsigned long long)e->idx, strerror(-err));
 	return err;
@@ -271,7 +279,7 @@ static int load_prepare(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 		err = czfs_staging_get(dm, stg, l->ci->blkaddr, l->ci->nblocks,
 				       run_end(b, (unsigned)(l->e->idx - b->first)),
 				       CZFS_STAGE_RESTART |
-				       (by == CZFS_LOAD_BY_PREFETCH ? CZFS_STAGE_NOWAIT : 0),
+				       (no_wait(by) ? CZFS_STAGE_NOWAIT : 0),
 				       l->pages, &l->ref);
 		if (!err) {
 			l->cpages = l->pages;
@@ -294,7 +302,7 @@ static int load_prepare(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 	} else {
 		n = l->ci->nblocks;
 		err = czfs_temp_alloc(dm, n, &l->tp, &dm->st.temp_alloc,
-				      by == CZFS_LOAD_BY_PREFETCH ? CZFS_TEMP_NOWAIT : 0);
+				      no_wait(by) ? CZFS_TEMP_NOWAIT : 0);
 		if (err)
 			return err;
 		l->cpages = l->tp.pages;
@@ -423,7 +431,7 @@ static void load_finish(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 		czfs_staging_put(dm, stg, &l->ref);
 	czfs_temp_free(dm, &l->tp);
 	atomic_fetch_add(loads, 1);
-	if (l->err == -ENOMEM && by == CZFS_LOAD_BY_PREFETCH)
+	if (l->err == -ENOMEM && no_wait(by))
 		atomic_fetch_add(&dm->st.prefetch_nomem, 1);
 	else if (l->err)
 		atomic_fetch_add(&dm->st.load_errors, 1);

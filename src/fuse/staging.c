@@ -46,7 +46,6 @@ static int staged_pages_alloc(struct czfs_daemon *dm, struct czfs_staged *st,
 			      unsigned n, unsigned flags)
 {
 	unsigned tflags = flags & CZFS_STAGE_NOWAIT ? CZFS_TEMP_NOWAIT : 0;
-
 	int err = n > STAGE_PARTS * CZFS_TEMP_MAX ? -EINVAL : 0;
 
 	for (unsigned k = 0, done = 0; !err && done < n; k++) {
