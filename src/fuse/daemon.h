@@ -170,8 +170,10 @@ struct czfs_daemon {
 	 * writer-preferring, so a stream of writebacks cannot starve a
 	 * checkpoint. */
 	pthread_rwlock_t take_lock;
-	/* Staged pages of all streams, kept under a quarter of the pool so
-	 * that they never starve the cluster cache (staging.c). */
+	/* Staged pages of all streams, kept under an eighth of the pool
+	 * while they can be (main.c), so that they never starve the cluster
+	 * cache; unreferenced ones are dropped when the pool is empty
+	 * (staging.c: czfs_staging_reclaim). */
 	atomic_ullong staged_pages;
 	uint64_t stage_budget;
 	/* Every stream's staging, for reclaim when the pool is empty. */
