@@ -63,7 +63,7 @@ uint32_t czfs_caller_kill_suidgid(fuse_req_t req, uint32_t mode, gid_t gid)
 {
 	uint32_t kill = mode & S_ISUID;
 
-	if (!S_ISREG(mode))
+	if (S_ISDIR(mode))	/* a chown drops them from fifos and devices too */
 		return 0;
 	if ((mode & S_ISGID) &&
 	    ((mode & S_IXGRP) || !czfs_caller_in_group_or_capable(req, gid)))

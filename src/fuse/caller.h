@@ -33,10 +33,10 @@ bool czfs_caller_capable(fuse_req_t req);
 bool czfs_caller_has_cap(fuse_req_t req, int cap);
 
 /*
- * The bits a change of a regular file's data by this caller drops from
+ * The bits a change of a file's data or owner by this caller drops from
  * mode (as the kernel's setattr_should_drop_suidgid): setuid, and setgid
  * when the file is group-executable or the caller is not in its group
- * (gid); none for a caller with CAP_FSETID.
+ * (gid); none from a directory, none for a caller with CAP_FSETID.
  */
 uint32_t czfs_caller_kill_priv(fuse_req_t req, uint32_t mode, gid_t gid);
 /* The same bits whatever the caller's capabilities: a chown drops them

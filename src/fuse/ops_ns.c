@@ -218,14 +218,14 @@ static int store_target(struct czfs_daemon *dm, struct czfs_inode_info *ii,
 	err = czfs_cluster_encode(t->codec, &pol, target, (unsigned)len, out, &ci,
 				  &out_len);
 	if (!err && ci.nblocks) {
-		err = czfs_smap_alloc(&dm->fs->smap, ci.nblocks, &blk);
-		if (!err)
-			err = czfs_bdev_write(dm->fs->bdev, out, out_len,
-					      blk * CZFS_BLOCK_SIZE);
+		err = czfs_room_write(dm, out, out_len, ci.nblocks, &blk);
 		ci.blkaddr = blk;
 	}
-	if (!err)
+	if (!err) {
 		err = czfs_cluster_set(dm->fs, ii->ino, 0, &ci, &delta);
+		if (err && ci.nblocks)	/* nothing links them */
+			czfs_room_give_back(dm, blk, ci.nblocks);
+	}
 	ii->blocks = 0;
 	ii->inline_bytes = 0;
 	czfs_inode_add_stored(ii, &delta);

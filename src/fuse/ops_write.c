@@ -507,6 +507,10 @@ static int do_setattr(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t ino,
 		else
 			err = do_truncate(dm, mi, (uint64_t)attr->st_size);
 	}
+	/* A chown or a truncate that asks it: by the group the file had
+	 * (the kernel's setattr_should_drop_sgid rules before the change). */
+	if (!err && czfs_killpriv_asked())
+		err = czfs_fuse_drop_suidgid(dm, req, mi, true);
 	if (!err) {
 		pthread_mutex_lock(&mi->lock);
 		apply_attr(&mi->ii, attr, to_set);
@@ -515,8 +519,6 @@ static int do_setattr(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t ino,
 	}
 	if (!err && (to_set & FUSE_SET_ATTR_MODE))
 		err = chmod_acl(dm, ino, attr->st_mode);
-	if (!err && czfs_killpriv_asked())	/* a chown, a truncate */
-		err = czfs_fuse_drop_suidgid(dm, req, mi, true);
 	czfs_mi_attr(mi, out);
 	czfs_mi_put(dm, mi);
 	return err;

@@ -2,6 +2,7 @@
 /* Room for data: reservations, promised clusters, writeback's blocks (room.h). */
 #include "config.h"
 
+#include "bdev.h"
 #include "cluster.h"
 #include "daemon.h"
 #include "discard.h"
@@ -82,6 +83,24 @@ void czfs_room_commit_end(struct czfs_daemon *dm)
 int czfs_room_alloc(struct czfs_daemon *dm, unsigned n, uint64_t *blk)
 {
 	return czfs_smap_alloc(&dm->fs->smap, n, blk);
+}
+
+int czfs_room_write(struct czfs_daemon *dm, const void *buf, size_t len,
+		    unsigned n, uint64_t *blk)
+{
+	int err = czfs_room_alloc(dm, n, blk);
+
+	if (err)
+		return err;
+	err = czfs_bdev_write(dm->fs->bdev, buf, len, *blk * CZFS_BLOCK_SIZE);
+	if (err)
+		czfs_room_give_back(dm, *blk, n);
+	return err;
+}
+
+void czfs_room_give_back(struct czfs_daemon *dm, uint64_t blk, uint64_t n)
+{
+	czfs_smap_free(&dm->fs->smap, blk, n);
 }
 
 int czfs_room_reclaim(struct czfs_daemon *dm)

@@ -12,6 +12,7 @@
 #define CZFS_FUSE_ROOM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct czfs_daemon;
@@ -49,8 +50,15 @@ void czfs_room_commit_begin(struct czfs_daemon *dm);
 void czfs_room_commit_end(struct czfs_daemon *dm);
 
 /* Find n contiguous blocks for writeback (between take_begin and
- * take_end): *blk, 0 or -errno (-ENOSPC). */
+ * take_end, or in a transaction under fs->lock): *blk, 0 or -errno
+ * (-ENOSPC). */
 int czfs_room_alloc(struct czfs_daemon *dm, unsigned n, uint64_t *blk);
+/* czfs_room_alloc, then len bytes of buf written at *blk; the blocks given
+ * back when the write fails.  0 or -errno. */
+int czfs_room_write(struct czfs_daemon *dm, const void *buf, size_t len,
+		    unsigned n, uint64_t *blk);
+/* Give back n blocks at blk that czfs_room_alloc found and nothing links. */
+void czfs_room_give_back(struct czfs_daemon *dm, uint64_t blk, uint64_t n);
 
 /*
  * A writeback that found no room, and holds none: when blocks freed

@@ -14,6 +14,7 @@
 #include "minode.h"
 #include "pack.h"
 #include "pagepool.h"
+#include "room.h"
 #include "thread.h"
 #include "util.h"
 #include "wbpack.h"
@@ -193,7 +194,7 @@ int czfs_wbpack_link(struct czfs_daemon *dm, struct czfs_wbpack *pk)
 	if (err && put)
 		czfs_pack_settle(fs, &p, linked);
 	if (!linked)
-		czfs_smap_free(&fs->smap, p.blkaddr, p.nblocks);
+		czfs_room_give_back(dm, p.blkaddr, p.nblocks);
 	atomic_fetch_add(&dm->items_version, 1);
 	pthread_rwlock_unlock(&fs->lock);
 	if (linked) {

@@ -21,17 +21,9 @@
 static int write_new(struct czfs_daemon *dm, uint8_t *buf, uint32_t len,
 		     unsigned nblocks, uint64_t *blk)
 {
-	int err;
-
 	memset(buf + len, 0, (size_t)nblocks * CZFS_BLOCK_SIZE - len);
-	err = czfs_room_alloc(dm, nblocks, blk);
-	if (err)
-		return err;
-	err = czfs_bdev_write(dm->fs->bdev, buf, (size_t)nblocks * CZFS_BLOCK_SIZE,
-			      *blk * CZFS_BLOCK_SIZE);
-	if (err)
-		czfs_smap_free(&dm->fs->smap, *blk, nblocks);
-	return err;
+	return czfs_room_write(dm, buf, (size_t)nblocks * CZFS_BLOCK_SIZE,
+			       nblocks, blk);
 }
 
 /* Write the open run; its PACK item joins the written ones. */
@@ -119,8 +111,7 @@ int czfs_wbrun_write_alone(struct czfs_daemon *dm, const struct czfs_wbrun *r,
 void czfs_wbrun_unwrite(struct czfs_daemon *dm, struct czfs_wbrun *r)
 {
 	for (unsigned i = 0; i < r->nruns; i++)
-		czfs_smap_free(&dm->fs->smap, r->runs[i].blkaddr,
-			       r->runs[i].nblocks);
+		czfs_room_give_back(dm, r->runs[i].blkaddr, r->runs[i].nblocks);
 	r->nruns = 0;
 }
 

@@ -182,7 +182,7 @@ static int wb_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		err = czfs_wbblocks_write(dm->fs->bdev, p, rm.addr, cm.addr, blk,
 					  &w->ci);
 		if (err && p->nfresh)
-			czfs_smap_free(&dm->fs->smap, blk, p->nfresh);
+			czfs_room_give_back(dm, blk, p->nfresh);
 	}
 	if (!err && p->nfresh) {
 		w->blk = blk;
@@ -263,17 +263,11 @@ static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	} else if (!err && w->ci.kind == CZFS_CLUSTER_COMPRESSED) {
 		err = wb_place(dm, run, cm.addr, w);	/* written with a run */
 	} else if (!err && w->ci.nblocks) {
-		err = czfs_room_alloc(dm, w->ci.nblocks, &blk);
+		err = czfs_room_write(dm, cm.addr, out_len, w->ci.nblocks, &blk);
 		if (!err) {
-			err = czfs_bdev_write(dm->fs->bdev, cm.addr, out_len,
-					      blk * CZFS_BLOCK_SIZE);
-			if (err) {
-				czfs_smap_free(&dm->fs->smap, blk, w->ci.nblocks);
-			} else {
-				w->ci.blkaddr = blk;
-				w->blk = blk;
-				w->nblk = w->ci.nblocks;
-			}
+			w->ci.blkaddr = blk;
+			w->blk = blk;
+			w->nblk = w->ci.nblocks;
 		}
 	}
 	czfs_win_unmap(dm->wc, &cm);
@@ -330,8 +324,8 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 		if (r < put && linked)	/* its item counts what links it */
 			czfs_pack_settle(fs, &run->runs[r], linked[r]);
 		if (!linked || !linked[r])
-			czfs_smap_free(&fs->smap, run->runs[r].blkaddr,
-				       run->runs[r].nblocks);
+			czfs_room_give_back(dm, run->runs[r].blkaddr,
+					    run->runs[r].nblocks);
 	}
 	if (delta.underused && dm->cold)	/* its old runs: recompression */
 		czfs_cold_note(dm->cold, mi->ino, CZFS_COLD_RUNS, czfs_cold_now());
@@ -457,7 +451,7 @@ static int encode_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 		czfs_wbrun_unwrite(dm, &run);		/* never linked */
 	for (unsigned i = 0; err && i < n; i++) {
 		if (!ws[i].done && ws[i].nblk)
-			czfs_smap_free(&dm->fs->smap, ws[i].blk, ws[i].nblk);
+			czfs_room_give_back(dm, ws[i].blk, ws[i].nblk);
 		ws[i].nblk = 0;
 	}
 	czfs_room_take_end(dm);
@@ -585,15 +579,10 @@ static void pack_gather(struct czfs_daemon *dm, struct czfs_minode *mi,
 static int pack_write(struct czfs_daemon *dm, struct czfs_wbpack *pk)
 {
 	uint64_t blk;
-	int err = czfs_room_alloc(dm, pk->stored.nblocks, &blk);
+	int err = czfs_room_write(dm, pk->out, pk->out_len, pk->stored.nblocks,
+				  &blk);
 
-	if (err)
-		return err;
-	err = czfs_bdev_write(dm->fs->bdev, pk->out, pk->out_len,
-			      blk * CZFS_BLOCK_SIZE);
-	if (err)
-		czfs_smap_free(&dm->fs->smap, blk, pk->stored.nblocks);
-	else
+	if (!err)
 		pk->stored.blkaddr = blk;
 	return err;
 }

@@ -101,6 +101,16 @@ def as_user(uid, gid, code):
     return r.stdout.split()
 
 
+def as_member(uid, gid, groups, argv):
+    """Run ARGV as uid:gid with supplementary GROUPS; fail if it fails."""
+    r = subprocess.run(
+        ["setpriv", f"--reuid={uid}", f"--regid={gid}",
+         "--groups=" + ",".join(map(str, groups))] + argv,
+        capture_output=True, text=True, cwd="/")
+    if r.returncode:
+        raise Fail(f"as uid {uid}: {' '.join(argv)}: {r.stderr.strip()}")
+
+
 def user_expect(uid, gid, code, want):
     got = as_user(uid, gid, code)
     check(got == want, f"as uid {uid}: {code.strip()!r} gave {got}, "
@@ -448,6 +458,51 @@ def check_data_changes_drop_setuid():
             os.chmod(f, 0o777)
             os.setxattr(f, "security.capability", caps)
             user_expect(NOBODY, NOGROUP, wr, ["OK"])
+
+
+def check_chown_drops_setuid_every_kind():
+    """A change of owner or group of any file but a directory drops setuid,
+    and setgid where the file is group-executable or the caller is not in
+    the file's group as it was (the kernel's setattr_should_drop_sgid).
+    With FUSE_HANDLE_KILLPRIV_V2 the daemon does it for every kind."""
+    makers = {
+        "reg": lambda f: write_file(f, b"x"),
+        "fifo": os.mkfifo,
+        "chr": lambda f: os.mknod(f, stat.S_IFCHR | 0o600, os.makedev(1, 3)),
+        "blk": lambda f: os.mknod(f, stat.S_IFBLK | 0o600, os.makedev(7, 0)),
+        "sock": lambda f: os.mknod(f, stat.S_IFSOCK | 0o600),
+    }
+    os.mkdir(p("chown_kinds"), 0o777)
+    for kind, make in makers.items():
+        f = p("chown_kinds", kind)
+        make(f)
+        mode = lambda: stat.S_IMODE(os.lstat(f).st_mode)
+        # its owner, a member of 65532 and 65533, changes the group: the
+        # group it leaves decides (not in NOGROUP: setgid goes)
+        for gid, before, after in ((65533, 0o6555, 0o555),
+                                   (65533, 0o2745, 0o2745),
+                                   (NOGROUP, 0o2745, 0o745),
+                                   (65533, 0o4755, 0o755)):
+            os.chown(f, NOBODY, gid)
+            os.chmod(f, before)
+            as_member(NOBODY, 65533, (65532, 65533), ["chgrp", "65532", f])
+            check(os.lstat(f).st_gid == 65532, f"{kind}: chgrp")
+            check(mode() == after, f"{kind} {before:o}: chgrp by its owner "
+                  f"left {mode():o}, expected {after:o}")
+        # root: setuid always, setgid only when group-executable
+        for before, after in ((0o6555, 0o555), (0o6545, 0o2545)):
+            os.chmod(f, before)
+            os.chown(f, 0, -1)
+            check(mode() == after, f"{kind} {before:o}: chown by root "
+                  f"left {mode():o}, expected {after:o}")
+        os.unlink(f)
+    d = p("chown_kinds", "dir")
+    os.mkdir(d)
+    os.chmod(d, 0o6755)
+    os.chown(d, NOBODY, NOGROUP)
+    check(stat.S_IMODE(os.lstat(d).st_mode) == 0o6755,
+          f"a chown of a directory changed its mode: {os.lstat(d).st_mode:o}")
+    os.rmdir(d)
 
 
 def check_chmod_chown_utimens():
