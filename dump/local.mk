@@ -7,4 +7,5 @@ dump_dump_czfs_SOURCES = \
 	dump/stats.c \
 	dump/out.c dump/out.h
 dump_dump_czfs_CFLAGS = $(AM_CFLAGS)
-dump_dump_czfs_LDADD = $(CZFS_LIBS) -lm
+dump_dump_czfs_CPPFLAGS = $(CZFS_REMOTE_CPPFLAGS)
+dump_dump_czfs_LDADD = $(CZFS_REMOTE_LIBS) -lm

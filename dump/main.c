@@ -10,6 +10,7 @@
 
 #include "dir.h"
 #include "dump.h"
+#include "image.h"
 #include "log.h"
 #include "util.h"
 
@@ -105,14 +106,14 @@ static int resolve(struct dump_ctx *d, const char *target, uint64_t *ino)
 static int open_image(struct dump_ctx *d, const char *image)
 {
 	struct czfs_fs_opts fo = { .flags = CZFS_OPEN_RDONLY };
-	int err = czfs_fs_open(image, &fo, &d->fs);
+	int err = czfs_image_open(image, &fo, NULL, &d->fs);
 
 	d->smap_loaded = !err;
 	if (err == -EFSCORRUPTED) {
 		fprintf(stderr, "dump.czfs: %s: opening without the space map\n",
 			image);
 		fo.flags |= CZFS_OPEN_NOSMAP;
-		err = czfs_fs_open(image, &fo, &d->fs);
+		err = czfs_image_open(image, &fo, NULL, &d->fs);
 		d->damage++;
 	}
 	return err;

@@ -19,4 +19,5 @@ fsck_fsck_czfs_SOURCES = \
 	fsck/tune.c \
 	fsck/extract.c
 fsck_fsck_czfs_CFLAGS = $(AM_CFLAGS)
-fsck_fsck_czfs_LDADD = $(CZFS_LIBS)
+fsck_fsck_czfs_CPPFLAGS = $(CZFS_REMOTE_CPPFLAGS)
+fsck_fsck_czfs_LDADD = $(CZFS_REMOTE_LIBS)

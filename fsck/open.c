@@ -15,6 +15,7 @@
 
 #include "bdev.h"
 #include "fsck.h"
+#include "image.h"
 #include "super.h"
 #include "util.h"
 
@@ -22,7 +23,7 @@ static int open_fs(struct fsck_ctx *c, unsigned flags)
 {
 	struct czfs_fs_opts fo = { .flags = CZFS_OPEN_EXCL | flags };
 
-	return czfs_fs_open(c->o.image, &fo, &c->fs);
+	return czfs_image_open(c->o.image, &fo, NULL, &c->fs);
 }
 
 /* The map loads once its used count is the one it really holds? */

@@ -15,11 +15,13 @@
 #include "daemon.h"
 #include "flusher.h"
 #include "fs.h"
+#include "image.h"
 #include "log.h"
 #include "killpriv.h"
 #include "loop.h"
 #include "minode.h"
 #include "ops.h"
+#include "options.h"
 #include "packcache.h"
 #include "pagepool.h"
 #include "recompress.h"
@@ -32,401 +34,12 @@
 #include "utab.h"
 #include "util.h"
 
-#define DEFAULT_CACHE_SIZE	(256ull << 20)
-#define DEFAULT_READAHEAD	(4ull << 20)
-#define DEFAULT_TREE_READAHEAD	(1ull << 20)
-#define DEFAULT_MAX_REQUEST	(512u << 10)
-#define REMOTE_MAX_REQUEST	(2u << 20)	/* measured: bench/remote, 2M best or
-						 * level with 1M, 4M last */
-#define MIN_CACHE_SIZE		(4ull << 20)
 /* Checkpoints that bring up to 4 MiB into use are made with one flush:
  * a mount reads back that much at most to check the last one. */
 #define COVER_BLOCKS		1024u
 #define RO_TIMEOUT		86400.0	/* an image mounted ro never changes */
 #define RW_TIMEOUT		1.0
-#define DEFAULT_COMMIT		5	/* seconds between checkpoints */
-/* A block-mapped cluster unwritten this long is compressed again: six
- * checkpoints, well past the bursts of a database's commits, and short
- * enough that a file written at random and left compresses again within
- * a minute.  Compressing too early costs one rewrite of the cluster (its
- * next partial write stores it block-mapped again): at most one per
- * cluster per interval. */
-#define DEFAULT_RECOMPRESS	30
 
-static const char usage_text[] =
-"usage: czfs-fuse IMAGE MOUNTPOINT [options]\n"
-"\n"
-"Mount the czfs image IMAGE on MOUNTPOINT.  IMAGE may be a URL, http://,\n"
-"https:// or s3://BUCKET/KEY: it is mounted read-only.\n"
-"\n"
-"czfs options:\n"
-"    -o ro                  mount read-only (default: read-write)\n"
-"    -o commit=SECONDS      checkpoint interval (default 5); fsync and unmount\n"
-"                           checkpoint at once\n"
-"    -o recompress=SECONDS  a cluster written in part, stored block by block,\n"
-"                           is compressed again in the background once it\n"
-"                           has not been written for SECONDS (default 30;\n"
-"                           0: never)\n"
-"    -o compress=ALG[:LEVEL]  compression of new files: lz4, lz4hc, zstd,\n"
-"                           none (default: the image's)\n"
-"    -o compress_extension=EXT, nocompress_extension=EXT  (repeatable) new\n"
-"                           files named *.EXT always / never compressed\n"
-"    -o noatime, relatime (default), strictatime  access time updates\n"
-"    -o cache_size=SIZE     page pool for decompressed clusters (default 256M,\n"
-"                           at least 4M)\n"
-"    -o reserved_pages=N    pages reserved for decompression (default 0;\n"
-"                           64 covers most bursts)\n"
-"    -o reclaim=keep|punch  evicted clusters keep their memory in the pool\n"
-"                           (default) or give it back (low-memory mode)\n"
-"    -o workers=N           prefetch threads (default: online CPUs)\n"
-"    -o readahead=SIZE      largest prefetch window (default 4M)\n"
-"    -o kernel_readahead=SIZE  readahead of the mount in the kernel: the size\n"
-"                           of FUSE read requests (default 1M; 0: leave it)\n"
-"    -o direct_io           read and write the image with O_DIRECT\n"
-"    -o direct_reads        read data (reads of 128 KiB and more) with\n"
-"                           O_DIRECT, not through the host's page cache\n"
-"    -o map=vm_map_ram|vmap how the codecs see pool pages: per-thread cached\n"
-"                           windows (default) or a fresh mapping each time\n"
-"    -o map_scattered=bounce|slot  vm_map_ram: copy pages that are not one\n"
-"                           run through a buffer (default, measured faster)\n"
-"                           or map them into a slot of the window\n"
-"    -o max_request=SIZE    largest read of the image (default 512k, 4M for\n"
-"                           a URL)\n"
-"    -o unaligned_requests  cut requests from each run's start, not at\n"
-"                           max_request boundaries (for comparison)\n"
-"    -o no_zero_detect      write all-zero clusters as data, not holes (to\n"
-"                           measure decompression of zeros)\n"
-"    -o opens=skip|send     read-only mounts: the kernel opens files and\n"
-"                           directories without asking the daemon (skip, the\n"
-"                           default: two requests fewer per file) or asks\n"
-"                           at every open and close (send)\n"
-"    -o tree_readahead=SIZE read-only mounts: after a small file is read\n"
-"                           whole, store up to SIZE of the files that follow\n"
-"                           it into the kernel's page cache (default 1M; 0:\n"
-"                           off)\n"
-"    -o discard, nodiscard  punch the blocks each checkpoint frees out of\n"
-"                           IMAGE, giving them back to the host (default:\n"
-"                           discard)\n"
-"    -o pack, nopack        at writeback, put the data of small files (one\n"
-"                           partial cluster) of many files into shared packs,\n"
-"                           compressed together, as mkfs.czfs does (default:\n"
-"                           pack)\n"
-"    -o remote_timeout=SECONDS  a URL: time one request may take (default 30)\n"
-"    -o remote_retries=N    a URL: tries after a failed request, with backoff\n"
-"                           (default 3); then the read fails with EIO\n"
-"    -o cafile=FILE         https: the CA certificates to trust (default: the\n"
-"                           system's, or $CURL_CA_BUNDLE)\n"
-"    -o cache_dir=DIR       a URL: keep fetched pieces in DIR, across mounts\n"
-"                           (checked by CRC, keyed by the image's UUID and\n"
-"                           the object's ETag or Last-Modified)\n"
-"    -o cache_limit=SIZE    the size DIR is held under, least recently used\n"
-"                           pieces evicted first (default 1G)\n"
-"    -o s3_endpoint=URL     s3://: the store's address (default\n"
-"                           $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL or AWS)\n"
-"    -o s3_region=REGION    s3://: the signing region (default $AWS_REGION,\n"
-"                           $AWS_DEFAULT_REGION or us-east-1)\n"
-"    -o s3_style=path|virtual  s3://: ENDPOINT/BUCKET/KEY or BUCKET.HOST/KEY\n"
-"                           (default: virtual on AWS, path elsewhere)\n"
-"    -h, --help             this help\n"
-"    -V, --version          print the version\n"
-"\n";
-
-enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
-       KEY_READAHEAD, KEY_MAP,
-       KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM,
-       KEY_NOATIME, KEY_RELATIME, KEY_STRICTATIME, KEY_COMPRESS_EXT,
-       KEY_NOCOMPRESS_EXT, KEY_OPENS, KEY_TREE_RA, KEY_S3_STYLE,
-       KEY_CACHE_LIMIT, KEY_COUNT };
-
-#define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
-
-static const struct fuse_opt czfs_opts[] = {
-	CZFS_OPT("reserved_pages=%u", reserved_pages),
-	CZFS_OPT("workers=%u", workers),
-	CZFS_OPT("direct_io", direct_io),
-	CZFS_OPT("direct_reads", direct_reads),
-	FUSE_OPT_KEY("map_scattered=", KEY_SCATTERED),
-	FUSE_OPT_KEY("reclaim=", KEY_RECLAIM),
-	CZFS_OPT("unaligned_requests", unaligned),
-	CZFS_OPT("no_zero_detect", no_zero_detect),
-	CZFS_OPT("nodiscard", nodiscard),
-	CZFS_OPT("nopack", nopack),
-	{ "pack", offsetof(struct czfs_mount_opts, nopack), 0 },
-	FUSE_OPT_KEY("opens=", KEY_OPENS),
-	FUSE_OPT_KEY("tree_readahead=", KEY_TREE_RA),
-	{ "discard", offsetof(struct czfs_mount_opts, nodiscard), 0 },
-	FUSE_OPT_KEY("map=", KEY_MAP),
-	FUSE_OPT_KEY("max_request=", KEY_MAX_REQUEST),
-	FUSE_OPT_KEY("cache_size=", KEY_CACHE),
-	FUSE_OPT_KEY("readahead=", KEY_READAHEAD),
-	FUSE_OPT_KEY("kernel_readahead=", KEY_KERNEL_RA),
-	CZFS_OPT("commit=%u", commit),
-	CZFS_OPT("recompress=%u", recompress),
-	CZFS_OPT("remote_timeout=%u", remote.timeout),
-	CZFS_OPT("remote_retries=%d", remote.retries),
-	CZFS_OPT("cafile=%s", remote.cafile),
-	CZFS_OPT("s3_endpoint=%s", remote.s3_endpoint),
-	CZFS_OPT("s3_region=%s", remote.s3_region),
-	FUSE_OPT_KEY("s3_style=", KEY_S3_STYLE),
-	CZFS_OPT("cache_dir=%s", remote.cache_dir),
-	FUSE_OPT_KEY("cache_limit=", KEY_CACHE_LIMIT),
-	FUSE_OPT_KEY("compress=", KEY_COMPRESS),
-	FUSE_OPT_KEY("compress_extension=", KEY_COMPRESS_EXT),
-	FUSE_OPT_KEY("nocompress_extension=", KEY_NOCOMPRESS_EXT),
-	FUSE_OPT_KEY("noatime", KEY_NOATIME),
-	FUSE_OPT_KEY("relatime", KEY_RELATIME),
-	FUSE_OPT_KEY("strictatime", KEY_STRICTATIME),
-	FUSE_OPT_KEY("rw", KEY_RW),
-	FUSE_OPT_KEY("ro", KEY_RO),
-	FUSE_OPT_KEY("-h", KEY_HELP),
-	FUSE_OPT_KEY("--help", KEY_HELP),
-	FUSE_OPT_KEY("-V", KEY_VERSION),
-	FUSE_OPT_KEY("--version", KEY_VERSION),
-	FUSE_OPT_END
-};
-
-/* "bad value" for the option arg, with what is allowed when hint is set. */
-static int bad_value(const char *arg, const char *hint)
-{
-	if (hint)
-		fprintf(stderr, "czfs-fuse: bad value in '%s' (%s)\n", arg, hint);
-	else
-		fprintf(stderr, "czfs-fuse: bad value in '%s'\n", arg);
-	return -1;
-}
-
-static int parse_size_opt(const char *arg, uint64_t *out)
-{
-	const char *v = strchr(arg, '=') + 1;
-
-	if (czfs_parse_size(v, out) || !*out)
-		return bad_value(arg, NULL);
-	return 0;
-}
-
-/* NAME=A or NAME=B: *is_b says which; anything else is refused. */
-static int parse_choice(const char *arg, const char *a, const char *b,
-			bool *is_b)
-{
-	const char *v = strchr(arg, '=') + 1;
-	char hint[64];
-
-	if (!strcmp(v, a) || !strcmp(v, b)) {
-		*is_b = !strcmp(v, b);
-		return 0;
-	}
-	snprintf(hint, sizeof(hint), "%s or %s", a, b);
-	return bad_value(arg, hint);
-}
-
-/* compress_extension=EXT (repeatable): one more name suffix. */
-static int add_extension(const char *arg, char **list, unsigned *n)
-{
-	const char *ext = strchr(arg, '=') + 1;
-	char hint[64];
-
-	if (!*ext || strlen(ext) > 32 || strchr(ext, '/') || *n == CZFS_MAX_EXTENSIONS) {
-		snprintf(hint, sizeof(hint), "an extension, at most %d",
-			 CZFS_MAX_EXTENSIONS);
-		return bad_value(arg, hint);
-	}
-	list[(*n)++] = strdup(ext);
-	return 0;
-}
-
-/*
- * One handler per option key (czfs_opts): returns 0 when the option is
- * taken, 1 when libfuse and the kernel should see it too, -1 when it is
- * refused (the message printed).
- */
-typedef int opt_fn(struct czfs_mount_opts *o, const char *arg, int key);
-
-/* The first argument that is no option is the image; the next one, the
- * mount point, is libfuse's. */
-static int opt_image(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	if (o->image)
-		return 1;
-	if (czfs_url_kind(arg) != CZFS_URL_NONE) {
-		o->image = strdup(arg);
-		o->image_shown = czfs_url_redact(arg);
-		o->ro = true;		/* a URL is read-only */
-		return o->image && o->image_shown ? 0 : -1;
-	}
-	o->image = realpath(arg, NULL);
-	o->image_shown = o->image ? strdup(o->image) : NULL;
-	if (!o->image) {
-		fprintf(stderr, "czfs-fuse: %s: %s\n", arg, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int opt_cache(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	if (parse_size_opt(arg, &o->cache_size))
-		return -1;
-	return o->cache_size >= MIN_CACHE_SIZE ? 0 : bad_value(arg, "at least 4M");
-}
-
-static int opt_readahead(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	return parse_size_opt(arg, &o->readahead);
-}
-
-/* A size, or 0 for "off". */
-static int parse_size_or_off(const char *arg, uint64_t *out)
-{
-	if (strcmp(strchr(arg, '=') + 1, "0"))
-		return parse_size_opt(arg, out);
-	*out = 0;
-	return 0;
-}
-
-static int opt_kernel_ra(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	return parse_size_or_off(arg, &o->kernel_readahead);
-}
-
-static int opt_reclaim(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	return parse_choice(arg, "keep", "punch", &o->reclaim_punch);
-}
-
-static int opt_scattered(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	return parse_choice(arg, "bounce", "slot", &o->map_slots);
-}
-
-static int opt_opens(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	return parse_choice(arg, "skip", "send", &o->send_opens);
-}
-
-static int opt_tree_ra(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	return parse_size_or_off(arg, &o->tree_readahead);
-}
-
-static int opt_map(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	if (czfs_map_mode_parse(strchr(arg, '=') + 1, &o->map))
-		return bad_value(arg, "vmap or vm_map_ram");
-	return 0;
-}
-
-static int opt_max_request(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	if (parse_size_opt(arg, &o->max_request))
-		return -1;
-	if (czfs_io_check_max_request(o->max_request))
-		return bad_value(arg, "4k..4M, a multiple of 4k");
-	return 0;
-}
-
-static int opt_s3_style(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	bool virt;
-
-	if (parse_choice(arg, "path", "virtual", &virt))
-		return -1;
-	o->remote.s3_style = virt ? CZFS_S3_STYLE_VIRTUAL : CZFS_S3_STYLE_PATH;
-	return 0;
-}
-
-static int opt_cache_limit(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	return parse_size_opt(arg, &o->remote.cache_limit);
-}
-
-static int opt_atime(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	o->atime = key == KEY_NOATIME ? CZFS_ATIME_NOATIME :
-		   key == KEY_STRICTATIME ? CZFS_ATIME_STRICT :
-		   CZFS_ATIME_RELATIME;
-	return 1;		/* the kernel sees it too */
-}
-
-static int opt_compress_ext(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	return add_extension(arg, o->compress_ext, &o->n_compress_ext);
-}
-
-static int opt_nocompress_ext(struct czfs_mount_opts *o, const char *arg,
-			      int key)
-{
-	return add_extension(arg, o->nocompress_ext, &o->n_nocompress_ext);
-}
-
-static int opt_ro(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	if (key == KEY_RW && o->image && czfs_url_kind(o->image)) {
-		fprintf(stderr, "czfs-fuse: %s: a URL mounts read-only only\n",
-			o->image_shown);
-		return -1;
-	}
-	o->ro = key == KEY_RO || (o->image && czfs_url_kind(o->image));
-	return 0;
-}
-
-static int opt_compress(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	enum czfs_alg alg;
-	int level;
-
-	if (czfs_alg_parse(strchr(arg, '=') + 1, &alg, &level))
-		return bad_value(arg, NULL);
-	o->alg = (int)alg;
-	o->level = level;
-	return 0;
-}
-
-static int opt_help(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	o->show_help = true;
-	return 0;
-}
-
-static int opt_version(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	o->show_version = true;
-	return 0;
-}
-
-/* A new option: its KEY_*, its line in czfs_opts, its handler here. */
-static opt_fn *const opt_handlers[KEY_COUNT] = {
-	[KEY_HELP] = opt_help,
-	[KEY_VERSION] = opt_version,
-	[KEY_RW] = opt_ro,
-	[KEY_RO] = opt_ro,
-	[KEY_COMPRESS] = opt_compress,
-	[KEY_CACHE] = opt_cache,
-	[KEY_READAHEAD] = opt_readahead,
-	[KEY_MAP] = opt_map,
-	[KEY_MAX_REQUEST] = opt_max_request,
-	[KEY_OPENS] = opt_opens,
-	[KEY_TREE_RA] = opt_tree_ra,
-	[KEY_KERNEL_RA] = opt_kernel_ra,
-	[KEY_SCATTERED] = opt_scattered,
-	[KEY_RECLAIM] = opt_reclaim,
-	[KEY_NOATIME] = opt_atime,
-	[KEY_RELATIME] = opt_atime,
-	[KEY_STRICTATIME] = opt_atime,
-	[KEY_COMPRESS_EXT] = opt_compress_ext,
-	[KEY_NOCOMPRESS_EXT] = opt_nocompress_ext,
-	[KEY_S3_STYLE] = opt_s3_style,
-	[KEY_CACHE_LIMIT] = opt_cache_limit,
-};
-
-static int opt_proc(void *data, const char *arg, int key,
-		    struct fuse_args *outargs)
-{
-	if (key == FUSE_OPT_KEY_NONOPT)
-		return opt_image(data, arg, key);
-	if (key < 0 || key >= KEY_COUNT || !opt_handlers[key])
-		return 1;	/* libfuse's own, or the kernel's */
-	return opt_handlers[key](data, arg, key);
-}
 
 static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 {
@@ -520,7 +133,6 @@ static int daemon_setup(struct czfs_daemon *dm)
 			 (dm->opts.direct_io ? CZFS_OPEN_DIRECT : 0) |
 			 (dm->opts.direct_reads ? CZFS_OPEN_DIRECT_DATA : 0) |
 			 (dm->opts.nodiscard ? 0 : CZFS_OPEN_DISCARD),
-		.remote = &dm->opts.remote,
 	};
 	pthread_rwlockattr_t rwa;
 	int err;
@@ -532,7 +144,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 	pthread_rwlock_init(&dm->take_lock, &rwa);
 	pthread_rwlockattr_destroy(&rwa);
 	czfs_rdplus_init(&dm->rdp);
-	err = czfs_fs_open(dm->opts.image, &fo, &dm->fs);
+	err = czfs_image_open(dm->opts.image, &fo, &dm->opts.remote, &dm->fs);
 	if (!err && !dm->opts.ro)
 		err = mount_rw(dm);
 	if (!err)	/* checkpoints punch after fs->lock (flusher.c) */
@@ -705,22 +317,13 @@ int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cli = { 0 };
-	struct czfs_daemon dm = {
-		.opts = { .cache_size = DEFAULT_CACHE_SIZE,
-			  .readahead = DEFAULT_READAHEAD,
-			  .tree_readahead = DEFAULT_TREE_READAHEAD,
-			  .kernel_readahead = 1u << 20,
-			  .map = CZFS_MAP_VM_MAP_RAM,
-			  .remote = { .retries = -1 },
-			  .commit = DEFAULT_COMMIT,
-			  .recompress = DEFAULT_RECOMPRESS,
-			  .alg = -1 },
-	};
+	struct czfs_daemon dm = { 0 };
 	int ret = 1;
 
 	openlog("czfs-fuse", LOG_PID, LOG_DAEMON);
 	czfs_log_set_sink(czfs_log_stderr, CZFS_LOG_INFO);
-	if (fuse_opt_parse(&args, &dm.opts, czfs_opts, opt_proc))
+	czfs_opts_init(&dm.opts);
+	if (czfs_opts_parse(&args, &dm.opts))
 		goto out_args;
 	/* fuse_opt_parse copied the arguments: a URL's credentials leave
 	 * the process title (/proc/PID/cmdline shows argv). */
@@ -733,7 +336,7 @@ int main(int argc, char *argv[])
 		goto out_args;
 	}
 	if (dm.opts.show_help) {
-		fputs(usage_text, stdout);
+		czfs_opts_usage(stdout);
 		printf("FUSE options:\n");
 		fuse_cmdline_help();
 		fuse_lowlevel_help();
@@ -743,22 +346,14 @@ int main(int argc, char *argv[])
 	if (fuse_parse_cmdline(&args, &cli))
 		goto out_args;
 	if (!dm.opts.image || !cli.mountpoint) {
-		fputs(usage_text, stderr);
+		czfs_opts_usage(stderr);
 		goto out_args;
 	}
-	if (!dm.opts.commit) {
-		fputs("czfs-fuse: bad value in 'commit=0' (at least 1)\n", stderr);
+	if (czfs_opts_settle(&dm.opts))
 		goto out_args;
-	}
 	dm.attr_timeout = dm.opts.ro ? RO_TIMEOUT : RW_TIMEOUT;
-	if (!dm.opts.max_request)
-		dm.opts.max_request = czfs_url_kind(dm.opts.image) ?
-				      REMOTE_MAX_REQUEST : DEFAULT_MAX_REQUEST;
 	if (add_mount_opts(&args, dm.opts.image_shown, dm.opts.ro))
 		goto out_args;
-	/* A FUSE read holds its clusters: keep reads well inside the pool. */
-	dm.opts.kernel_readahead = MIN(dm.opts.kernel_readahead,
-				       MAX(dm.opts.cache_size / 8, 128u << 10));
 	if (daemon_setup(&dm) == 0)
 		ret = run_session(&dm, &args, &cli);
 	else
@@ -766,16 +361,7 @@ int main(int argc, char *argv[])
 			dm.opts.image_shown);
 	daemon_teardown(&dm);
 out_args:
-	for (unsigned i = 0; i < dm.opts.n_compress_ext; i++)
-		free(dm.opts.compress_ext[i]);
-	for (unsigned i = 0; i < dm.opts.n_nocompress_ext; i++)
-		free(dm.opts.nocompress_ext[i]);
-	free(dm.opts.image);
-	free(dm.opts.image_shown);
-	free((char *)dm.opts.remote.cafile);
-	free((char *)dm.opts.remote.cache_dir);
-	free((char *)dm.opts.remote.s3_endpoint);
-	free((char *)dm.opts.remote.s3_region);
+	czfs_opts_free(&dm.opts);
 	free(dm.mountpoint);
 	free(cli.mountpoint);
 	fuse_opt_free_args(&args);

@@ -9,7 +9,6 @@
 #include "imagelock.h"
 #include "inode.h"
 #include "log.h"
-#include "remote.h"
 #include "util.h"
 
 #define CZFS_DEFAULT_NODE_CACHE	16384	/* nodes: 64 MiB */
@@ -140,35 +139,30 @@ int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,
 	return 0;
 }
 
+unsigned czfs_fs_bdev_flags(unsigned open_flags)
+{
+	unsigned flags = 0;
+
+	if (open_flags & CZFS_OPEN_RDONLY)
+		flags |= CZFS_BDEV_RDONLY;
+	if (open_flags & CZFS_OPEN_DIRECT)
+		flags |= CZFS_BDEV_DIRECT;
+	if (open_flags & CZFS_OPEN_DIRECT_DATA)
+		flags |= CZFS_BDEV_DIRECT_DATA;
+	return flags;
+}
+
 int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
 		 struct czfs_fs **out)
 {
-	struct czfs_fs_opts o = *opts;
-	bool remote = czfs_url_kind(path) != CZFS_URL_NONE;
 	struct czfs_bdev *bdev;
-	unsigned flags = 0;
-	int err;
+	int err = czfs_bdev_open(path, czfs_fs_bdev_flags(opts->flags), &bdev);
 
-	if (remote)	/* a URL is read-only, whatever was asked */
-		o.flags = (o.flags | CZFS_OPEN_RDONLY) & ~CZFS_OPEN_DIRECT;
-	if (o.flags & CZFS_OPEN_RDONLY)
-		flags |= CZFS_BDEV_RDONLY;
-	if (o.flags & CZFS_OPEN_DIRECT)
-		flags |= CZFS_BDEV_DIRECT;
-	if (o.flags & CZFS_OPEN_DIRECT_DATA)
-		flags |= CZFS_BDEV_DIRECT_DATA;
-	if (remote)
-		err = czfs_bdev_open_remote(path, flags, o.remote, &bdev);
-	else
-		err = czfs_bdev_open(path, flags, &bdev);
 	if (err) {
-		char *shown = czfs_url_redact(path);
-
-		czfs_err("%s: %s", shown ? shown : "image", strerror(-err));
-		free(shown);
+		czfs_err("%s: %s", path, strerror(-err));
 		return err;
 	}
-	return czfs_fs_open_bdev(bdev, &o, out);
+	return czfs_fs_open_bdev(bdev, opts, out);
 }
 
 void czfs_fs_close(struct czfs_fs *fs)

@@ -15,7 +15,6 @@
 #include "spacemap.h"
 #include "super.h"
 
-struct czfs_remote_opts;
 
 struct czfs_bdev;
 struct czfs_codec;
@@ -36,8 +35,6 @@ struct czfs_stored;
 struct czfs_fs_opts {
 	unsigned flags;			/* CZFS_OPEN_* */
 	unsigned node_cache_nodes;	/* 0 = default (16384 nodes, 64 MiB) */
-	const struct czfs_remote_opts *remote;	/* a URL's options, NULL =
-						 * defaults (remote.h) */
 };
 
 struct czfs_fs {
@@ -72,9 +69,8 @@ struct czfs_fs {
  * checkpoint's image_blocks is truncated: -EFSCORRUPTED), checkpoint,
  * root node, space map, root inode is a directory.  With CZFS_OPEN_DISCARD
  * the free ranges are then punched out of the image (discard.h).  Returns 0, the errors
- * of those checks, or the open(2) errno.
- * A path that is a URL (url.h) opens a remote device (remote.h, with
- * opts->remote) read-only, whatever the flags ask, and without a lock.
+ * of those checks, or the open(2) errno.  (A URL: czfs_image_open,
+ * src/remote/image.h.)
  */
 int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
 		 struct czfs_fs **out);
@@ -86,6 +82,9 @@ int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
  * before other threads write.  0, or -ENOMEM (commits then read back).
  */
 int czfs_fs_cover(struct czfs_fs *fs, uint64_t blocks);
+
+/* The bdev flags (CZFS_BDEV_*) that open flags (CZFS_OPEN_*) ask for. */
+unsigned czfs_fs_bdev_flags(unsigned open_flags);
 
 /* Same over an open device; takes ownership of bdev (even on failure). */
 int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,

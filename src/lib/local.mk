@@ -1,5 +1,5 @@
 noinst_LIBRARIES += src/lib/libczfs.a
-src_lib_libczfs_a_CFLAGS = $(AM_CFLAGS) $(LZ4_CFLAGS) $(ZSTD_CFLAGS) $(CURL_CFLAGS)
+src_lib_libczfs_a_CFLAGS = $(AM_CFLAGS) $(LZ4_CFLAGS) $(ZSTD_CFLAGS)
 src_lib_libczfs_a_SOURCES = \
 	src/czfs_fs.h \
 	src/lib/util.c src/lib/util.h \
@@ -7,14 +7,6 @@ src_lib_libczfs_a_SOURCES = \
 	src/lib/crc32c.c src/lib/crc32c.h \
 	src/lib/bdev.c src/lib/bdev_mem.c src/lib/bdev.h \
 	src/lib/blockcrc.c src/lib/blockcrc.h
-
-# Remote images (http, https, s3) through libcurl: read-only.
-src_lib_libczfs_a_SOURCES += \
-	src/lib/remote.h src/lib/bdev_http.c \
-	src/lib/http.c src/lib/http.h \
-	src/lib/rcache.c src/lib/rcache.h \
-	src/lib/url.c src/lib/url.h \
-	src/lib/s3auth.c src/lib/s3auth.h
 
 include src/lib/codec.mk
 include src/lib/btree.mk

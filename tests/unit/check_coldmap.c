@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests: the daemon's map of block-mapped clusters and when each was
- * last written (src/fuse/coldmap.c).  A later note of the same cluster
+ * last written (src/fuse/write/coldmap.c).  A later note of the same cluster
  * keeps the later time; take gives only what is older than asked, sorted,
  * and removes it (pending until the taker is done); thousands of entries survive growth and removal (the
  * backward shift keeps every other entry findable); past its bound the

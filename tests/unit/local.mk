@@ -65,9 +65,14 @@ tests_unit_check_prefetch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mkfs
 tests_unit_check_runs_SOURCES = tests/unit/check_runs.c \
 	mkfs/runs.c mkfs/runs.h mkfs/writer.c mkfs/writer.h
 tests_unit_check_runs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mkfs
+# The remote client's URL parsing and range cache (src/remote).
+tests_unit_check_url_CPPFLAGS = $(CZFS_REMOTE_CPPFLAGS)
+tests_unit_check_url_LDADD = $(CZFS_REMOTE_LIBS) $(CHECK_LIBS)
+tests_unit_check_rcache_CPPFLAGS = $(CZFS_REMOTE_CPPFLAGS)
+tests_unit_check_rcache_LDADD = $(CZFS_REMOTE_LIBS) $(CHECK_LIBS)
 tests_unit_check_coldmap_SOURCES = tests/unit/check_coldmap.c \
-	src/fuse/coldmap.c src/fuse/coldmap.h
-tests_unit_check_coldmap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/fuse
+	src/fuse/write/coldmap.c src/fuse/write/coldmap.h
+tests_unit_check_coldmap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/fuse/write
 
 BTREE_TESTLIB = tests/unit/btree_testlib.c tests/unit/btree_testlib.h
 tests_unit_check_btree_SOURCES = tests/unit/check_btree.c $(BTREE_TESTLIB)
