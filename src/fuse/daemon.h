@@ -150,10 +150,14 @@ struct czfs_daemon {
 	struct czfs_iobatch_opts io;
 	struct czfs_mount_opts opts;
 	double attr_timeout;		/* long while read-only */
-	bool skip_opens;		/* the kernel opens without asking us
-					 * (set once, at FUSE init) */
+	bool skip_opens;		/* the kernel opens files without
+					 * asking us (set once, at FUSE init) */
+	bool skip_opendirs;		/* and directories (the same) */
 	atomic_int push_slots;		/* FUSE threads that may store at once
 					 * (push.h: always fewer than all) */
+	/* the end of a store, for writers that wait for it (minode.h) */
+	pthread_mutex_t push_lock;
+	pthread_cond_t push_cond;
 	atomic_ullong reserved_blocks;	/* promised to dirty data */
 	atomic_ullong items_version;	/* bumped by every cluster item change */
 	char *mountpoint;		/* absolute */
@@ -196,6 +200,7 @@ struct czfs_open_file {
 	struct czfs_minode *mi;
 	struct czfs_stream *stream;	/* its prefetch state */
 	bool direct;			/* opened O_DIRECT */
+	bool writer;			/* for writing (czfs_mi_writer_begin) */
 	struct czfs_open_file *prev, *next;	/* dm->open_files */
 };
 

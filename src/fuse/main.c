@@ -80,22 +80,29 @@ static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
 			FUSE_CAP_SPLICE_MOVE);
 	/* A read-only image has nothing to do at open and close: declining
-	 * them (ENOSYS, ops_file.c and ops_dir.c) spares two of the three or
-	 * four requests a small file costs.  The kernel then keeps the page
-	 * cache and caches directory listings by itself.  Read-write mounts
-	 * keep them: O_TRUNC, chattr checks, O_DIRECT writers' cache drops. */
+	 * them (ENOSYS, ops_file.c) spares two of the three or four requests
+	 * a small file costs, and the kernel then keeps the page cache by
+	 * itself.  Read-write mounts keep the files' opens: O_TRUNC, chattr
+	 * checks, O_DIRECT writers' cache drops, the writers push.c waits
+	 * for. */
 	dm->skip_opens = dm->opts.ro && !dm->opts.send_opens &&
 			 (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT);
-	/* Every listing of a read-only image comes with the attributes
-	 * (READDIRPLUS, not only its first part): a walk that lists a big
-	 * directory then stats each entry needs no LOOKUP per entry. */
-	if (dm->opts.ro)
-		conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
-	if (dm->skip_opens) {
+	/* A directory's open does nothing on any mount, and declined
+	 * (ops_dir.c) the kernel caches its listing by itself.  That holds
+	 * on a writable mount too: every change reaches the image through
+	 * this kernel (the image is locked), and the kernel drops its
+	 * cached listing of a directory it changes (fuse_dir_changed). */
+	dm->skip_opendirs = !dm->opts.send_opens &&
+			    (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
+	/* Every listing comes with the attributes (READDIRPLUS, not only
+	 * its first part): a walk that lists a big directory then stats
+	 * each entry needs no LOOKUP per entry; rdplus.c leaves them out
+	 * for a walk that does not stat. */
+	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	if (dm->skip_opens)
 		conn->want |= FUSE_CAP_NO_OPEN_SUPPORT;
-		if (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT)
-			conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
-	}
+	if (dm->skip_opendirs)
+		conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
 }
 
 static void log_syslog(enum czfs_log_level level, const char *msg)
@@ -178,6 +185,8 @@ static int daemon_setup(struct czfs_daemon *dm)
 	dm->admit_total = dm->admit_free = dm->opts.cache_size / CZFS_BLOCK_SIZE / 2;
 	pthread_mutex_init(&dm->admit_lock, NULL);
 	pthread_cond_init(&dm->admit_cond, NULL);
+	pthread_mutex_init(&dm->push_lock, NULL);
+	pthread_cond_init(&dm->push_cond, NULL);
 	pthread_mutex_init(&dm->stg_lock, NULL);
 	czfs_ccache_set_shrinker(dm->cc, czfs_staging_reclaim, dm);
 	dm->io.max_request = (uint32_t)dm->opts.max_request;

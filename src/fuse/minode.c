@@ -362,3 +362,39 @@ int czfs_itable_each(struct czfs_daemon *dm,
 	return 0;
 }
 
+
+void czfs_mi_writer_begin(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	pthread_mutex_lock(&mi->lock);
+	mi->writers++;
+	pthread_mutex_unlock(&mi->lock);
+	/* no push starts now; wait for one that did (it holds no lock a
+	 * writer's request holds: push.h) */
+	pthread_mutex_lock(&dm->push_lock);
+	while (atomic_load(&mi->pushing))
+		pthread_cond_wait(&dm->push_cond, &dm->push_lock);
+	pthread_mutex_unlock(&dm->push_lock);
+}
+
+void czfs_mi_writer_end(struct czfs_minode *mi)
+{
+	pthread_mutex_lock(&mi->lock);
+	mi->writers--;
+	pthread_mutex_unlock(&mi->lock);
+}
+
+bool czfs_mi_push_begin(struct czfs_minode *mi)
+{
+	if (mi->writers)
+		return false;
+	atomic_store(&mi->pushing, true);
+	return true;
+}
+
+void czfs_mi_push_end(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	pthread_mutex_lock(&dm->push_lock);
+	atomic_store(&mi->pushing, false);
+	pthread_cond_broadcast(&dm->push_cond);
+	pthread_mutex_unlock(&dm->push_lock);
+}

@@ -55,6 +55,12 @@ struct czfs_minode {
 	struct czfs_stream *stream;
 	/* its data was stored into the kernel's page cache (push.c) (lock) */
 	bool pushed;
+	/* push.c stores its data now: set under lock while no writer holds
+	 * it, cleared under dm->push_lock */
+	atomic_bool pushing;
+	/* changes of its data or size from the kernel's side under way: opens
+	 * for writing, a truncate (czfs_mi_writer_begin) (lock) */
+	unsigned writers;
 	/* a writer fsyncs it: its partial last cluster is written back
 	 * block by block (czfs_cluster_hot's log_tail) */
 	atomic_bool fsynced;
@@ -100,6 +106,19 @@ void czfs_mi_open(struct czfs_daemon *dm, struct czfs_minode *mi);
 void czfs_mi_close(struct czfs_daemon *dm, struct czfs_minode *mi);
 /* One more reference (a dirty inode holds one for its dirty data). */
 void czfs_mi_hold(struct czfs_daemon *dm, struct czfs_minode *mi);
+
+/*
+ * A change of mi's data or size from the kernel's side begins (an open
+ * for writing, a truncate): no push (push.c) stores mi's data until it
+ * ends, and one under way is waited for, because a store after the
+ * kernel's write would put the old data back into its page cache.
+ */
+void czfs_mi_writer_begin(struct czfs_daemon *dm, struct czfs_minode *mi);
+void czfs_mi_writer_end(struct czfs_minode *mi);
+/* push.c: mi's data may be stored (no writer): marked pushing, true; the
+ * end of the store.  (Under mi->lock: czfs_mi_push_begin only.) */
+bool czfs_mi_push_begin(struct czfs_minode *mi);
+void czfs_mi_push_end(struct czfs_daemon *dm, struct czfs_minode *mi);
 
 /* A copy of the attributes, under the inode's lock. */
 void czfs_mi_attr(struct czfs_minode *mi, struct czfs_inode_info *ii);

@@ -73,11 +73,11 @@ static const char usage_text[] =
 "                           max_request boundaries (for comparison)\n"
 "    -o no_zero_detect      write all-zero clusters as data, not holes (to\n"
 "                           measure decompression of zeros)\n"
-"    -o opens=skip|send     read-only mounts: the kernel opens files and\n"
-"                           directories without asking the daemon (skip, the\n"
-"                           default: two requests fewer per file) or asks\n"
-"                           at every open and close (send)\n"
-"    -o tree_readahead=SIZE read-only mounts: after a small file is read\n"
+"    -o opens=skip|send     the kernel opens directories, and on read-only\n"
+"                           mounts files, without asking the daemon (skip,\n"
+"                           the default: two requests fewer per file) or\n"
+"                           asks at every open and close (send)\n"
+"    -o tree_readahead=SIZE after a small file is read\n"
 "                           whole, store up to SIZE of the files that follow\n"
 "                           it into the kernel's page cache (default 1M; 0:\n"
 "                           off)\n"
@@ -321,7 +321,9 @@ static int opt_atime(struct czfs_mount_opts *o, const char *arg, int key)
 	o->atime = key == KEY_NOATIME ? CZFS_ATIME_NOATIME :
 		   key == KEY_STRICTATIME ? CZFS_ATIME_STRICT :
 		   CZFS_ATIME_RELATIME;
-	return 1;		/* the kernel sees it too */
+	/* the daemon keeps access times (FUSE inodes are S_NOATIME); of the
+	 * three, libfuse's mount knows noatime only, for the mount table */
+	return key == KEY_NOATIME;
 }
 
 static int opt_compress_ext(struct czfs_mount_opts *o, const char *arg, int key)

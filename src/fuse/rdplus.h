@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Whether the listings of a read-only mount carry attributes.  Such a
- * mount is always sent READDIRPLUS (main.c).  An entry with attributes
+ * Whether listings carry attributes.  A mount is always sent
+ * READDIRPLUS (main.c).  An entry with attributes
  * makes the kernel build an inode and a dentry for it, and us read its
  * inode: what a walk that stats every entry (du, tar, ls -l) saves a
  * LOOKUP with, and what one that only needs names and types (find,

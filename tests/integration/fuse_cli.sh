@@ -32,6 +32,14 @@ expect_error "bad value" "$T/img" "$T/mnt" -o commit=0
 expect_error "invalid argument\|unknown option" "$T/img" "$T/mnt" -o no_such_option
 ! mountpoint -q "$T/mnt" || fail "something got mounted"
 
+# each access-time option its help names mounts (the daemon keeps the
+# times; libfuse's own mount knows noatime only)
+for o in noatime relatime strictatime; do
+	czfs_mount "$T/img" "$T/mnt" -o "$o"
+	cat "$T/mnt/f" >/dev/null || fail "-o $o: read"
+	czfs_umount "$T/mnt"
+done
+
 # Without -f the daemon forks into the background: it must serve reads
 # (its prefetch threads start after the fork) and exit when unmounted.
 head -c 3000000 /dev/urandom >"$T/src/big"

@@ -55,6 +55,10 @@ int czfs_fuse_flags_deny(uint32_t flags, bool appending);
 /* Open a file create() just made. */
 int czfs_fuse_open_created(struct czfs_daemon *dm, uint64_t ino,
 			   struct fuse_file_info *fi);
+/* Whether a read of ii now updates its access time (relatime, or as
+ * -o atime= says; never on a read-only mount or with chattr +A). */
+bool czfs_fuse_atime_due(struct czfs_daemon *dm,
+			 const struct czfs_inode_info *ii, time_t now);
 /* Close an open file: a release, or an open whose reply failed. */
 void czfs_fuse_release_file(struct czfs_daemon *dm, struct czfs_open_file *of);
 /* Close what the kernel left open (after the session ended). */

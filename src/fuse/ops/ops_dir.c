@@ -130,9 +130,7 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size,
 	};
 	int err;
 
-	/* a read-write mount's kernel asks for attributes when it wants them
-	 * (READDIRPLUS_AUTO) */
-	if (plus && rc.dm->opts.ro)
+	if (plus)
 		rc.mode = czfs_rdplus_listing(&rc.dm->rdp, ino);
 
 	rc.buf = malloc(size);
@@ -168,7 +166,7 @@ static void czfs_opendir(fuse_req_t req, fuse_ino_t ino,
 {
 	struct czfs_daemon *dm = req_daemon(req);
 
-	if (dm->skip_opens) {	/* the kernel caches listings by itself */
+	if (dm->skip_opendirs) {	/* the kernel caches listings by itself */
 		fuse_reply_err(req, ENOSYS);
 		return;
 	}

@@ -34,7 +34,8 @@ static const uint8_t zero_cluster[CZFS_MAX_CLUSTER_SIZE];
 static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 		   struct fuse_file_info *fi)
 {
-	struct czfs_open_file *of;
+	bool writer = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+	struct czfs_open_file *of = NULL;
 	struct czfs_inode_info ii;
 	struct czfs_minode *mi;
 	int err;
@@ -47,28 +48,34 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	czfs_mi_attr(mi, &ii);
 	if (!S_ISREG(ii.mode))
 		err = S_ISDIR(ii.mode) ? -EISDIR : -EINVAL;
-	else if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
-		/* chattr +i: no writer; +a: only one that appends */
+	else if (writer)	/* chattr +i: no writer; +a: only one that appends */
 		err = czfs_fuse_flags_deny(ii.flags, (fi->flags & O_APPEND) &&
 						     !(fi->flags & O_TRUNC));
-	if (!err && (fi->flags & O_TRUNC))	/* FUSE_CAP_ATOMIC_O_TRUNC */
+	if (err)
+		goto out_put;
+	if (writer)		/* no push stores the file while it is open */
+		czfs_mi_writer_begin(dm, mi);
+	if (fi->flags & O_TRUNC)	/* FUSE_CAP_ATOMIC_O_TRUNC */
 		err = czfs_fuse_truncate_open(dm, mi);
-	if (err) {
-		czfs_mi_put(dm, mi);
-		return err;
-	}
 	czfs_mi_attr(mi, &ii);
-	of = calloc(1, sizeof(*of));
-	if (of)
+	if (!err) {
+		of = calloc(1, sizeof(*of));
+		err = of ? 0 : -ENOMEM;
+	}
+	if (!err) {
 		of->stream = czfs_stream_new(dm, &ii);
-	if (!of || !of->stream) {
+		err = of->stream ? 0 : -ENOMEM;
+	}
+	if (err) {
 		free(of);
-		czfs_mi_put(dm, mi);
-		return -ENOMEM;
+		if (writer)
+			czfs_mi_writer_end(mi);
+		goto out_put;
 	}
 	czfs_mi_open(dm, mi);
 	czfs_mi_put(dm, mi);		/* the open holds it now */
 	of->mi = mi;
+	of->writer = writer;
 	pthread_mutex_lock(&dm->open_lock);
 	of->next = dm->open_files;
 	if (of->next)
@@ -86,6 +93,9 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	mi->direct_written = false;
 	pthread_mutex_unlock(&mi->lock);
 	return 0;
+out_put:
+	czfs_mi_put(dm, mi);
+	return err;
 }
 
 int czfs_fuse_open_created(struct czfs_daemon *dm, uint64_t ino,
@@ -105,6 +115,8 @@ void czfs_fuse_release_file(struct czfs_daemon *dm, struct czfs_open_file *of)
 		of->next->prev = of->prev;
 	pthread_mutex_unlock(&dm->open_lock);
 	czfs_stream_close(dm, of->stream);
+	if (of->writer)
+		czfs_mi_writer_end(of->mi);
 	czfs_mi_close(dm, of->mi);
 	free(of);
 }
@@ -231,22 +243,26 @@ static int gather(struct czfs_daemon *dm, struct czfs_stream *stream,
 
 /* Access time as relatime updates it: when older than the last change or
  * than a day.  Stored with the next writeback or checkpoint. */
+bool czfs_fuse_atime_due(struct czfs_daemon *dm,
+			 const struct czfs_inode_info *ii, time_t now)
+{
+	if (dm->opts.ro || dm->opts.atime == CZFS_ATIME_NOATIME ||
+	    czfs_remount_is_ro(dm) || (ii->flags & CZFS_INODE_NOATIME))
+		return false;		/* chattr +A */
+	return dm->opts.atime == CZFS_ATIME_STRICT ||
+	       ii->atime.tv_sec <= ii->mtime.tv_sec ||
+	       ii->atime.tv_sec <= ii->ctime.tv_sec ||
+	       now - ii->atime.tv_sec >= 24 * 3600;
+}
+
 static void touch_atime(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
 	struct timespec now;
-	struct czfs_inode_info *ii = &mi->ii;
 
-	if (dm->opts.ro || dm->opts.atime == CZFS_ATIME_NOATIME ||
-	    czfs_remount_is_ro(dm))
-		return;
 	clock_gettime(CLOCK_REALTIME, &now);
 	pthread_mutex_lock(&mi->lock);
-	if (!(ii->flags & CZFS_INODE_NOATIME) &&	/* chattr +A */
-	    (dm->opts.atime == CZFS_ATIME_STRICT ||
-	     ii->atime.tv_sec <= ii->mtime.tv_sec ||
-	     ii->atime.tv_sec <= ii->ctime.tv_sec ||
-	     now.tv_sec - ii->atime.tv_sec >= 24 * 3600)) {
-		ii->atime = now;
+	if (czfs_fuse_atime_due(dm, &mi->ii, now.tv_sec)) {
+		mi->ii.atime = now;
 		mi->ii_dirty = true;
 	}
 	pthread_mutex_unlock(&mi->lock);
@@ -357,7 +373,7 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		czfs_mi_put(dm, mi);
 	/* a walk reading small files whole: the next ones into the page
 	 * cache, after the reply (push.h) */
-	if (whole && dm->opts.ro && dm->opts.tree_readahead)
+	if (whole && dm->opts.tree_readahead)
 		czfs_push_after(dm, ino);
 }
 

@@ -91,7 +91,7 @@ static int do_lookup(struct czfs_daemon *dm, fuse_ino_t parent,
 		err = czfs_dir_lookup(dm->fs, parent, name, strlen(name), &ino, &type);
 		pthread_rwlock_unlock(&dm->fs->lock);
 		/* a file's: a walk that stats may want listings' attributes */
-		if (!err && dm->opts.ro && type != DT_DIR)
+		if (!err && type != DT_DIR)
 			czfs_rdplus_lookup(&dm->rdp, parent, ino);
 	}
 	if (!err) {

@@ -504,8 +504,11 @@ static int do_setattr(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t ino,
 			err = -EISDIR;
 		else if (!S_ISREG(mi->ii.mode))
 			err = -EINVAL;
-		else
+		else {		/* no push stores the old size meanwhile */
+			czfs_mi_writer_begin(dm, mi);
 			err = do_truncate(dm, mi, (uint64_t)attr->st_size);
+			czfs_mi_writer_end(mi);
+		}
 	}
 	/* A chown or a truncate that asks it: by the group the file had
 	 * (the kernel's setattr_should_drop_sgid rules before the change). */

@@ -4,11 +4,13 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "ccache.h"
 #include "daemon.h"
 #include "load.h"
 #include "minode.h"
+#include "ops.h"
 #include "pagepool.h"
 #include "push.h"
 #include "util.h"
@@ -69,16 +71,21 @@ static long push_file(struct czfs_daemon *dm, const struct czfs_inode_info *ii)
 
 /*
  * Whether mi is a file to store now, and if so mark it stored (so no
- * other thread stores it too) and copy its attributes out.
+ * other thread stores it too) and pushing (so no writer changes it
+ * meanwhile), and copy its attributes out.  Not a file whose next read
+ * would update its access time: the kernel then reads it itself, and
+ * the READ does.
  */
-static bool take(struct czfs_minode *mi, uint64_t room,
-		 struct czfs_inode_info *ii)
+static bool take(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t room,
+		 time_t now, struct czfs_inode_info *ii)
 {
 	bool take;
 
 	pthread_mutex_lock(&mi->lock);
 	take = !mi->pushed && S_ISREG(mi->ii.mode) && mi->ii.size &&
-	       mi->ii.size <= MIN(room, PUSH_FILE_MAX);
+	       mi->ii.size <= MIN(room, PUSH_FILE_MAX) &&
+	       !czfs_fuse_atime_due(dm, &mi->ii, now) &&
+	       czfs_mi_push_begin(mi);
 	if (take) {
 		mi->pushed = true;
 		*ii = mi->ii;
@@ -101,6 +108,7 @@ static bool slot_take(struct czfs_daemon *dm)
 void czfs_push_after(struct czfs_daemon *dm, uint64_t ino)
 {
 	uint64_t budget = dm->opts.tree_readahead, done = 0;
+	time_t now = time(NULL);
 	unsigned files = 0;
 
 	if (!slot_take(dm))
@@ -114,8 +122,9 @@ void czfs_push_after(struct czfs_daemon *dm, uint64_t ino)
 
 		if (!mi)
 			continue;
-		if (take(mi, budget - done, &ii)) {
+		if (take(dm, mi, budget - done, now, &ii)) {
 			got = push_file(dm, &ii);
+			czfs_mi_push_end(dm, mi);
 			if (got > 0) {
 				done += (uint64_t)got;
 				files++;
