@@ -111,6 +111,9 @@ static const char usage_text[] =
 "                           partial cluster) of many files into shared packs,\n"
 "                           compressed together, as mkfs.czfs does (default:\n"
 "                           pack)\n"
+"    -o log_writes=FILE     testing: record every write, punch, resize and\n"
+"                           flush of IMAGE, with its data, to FILE (created\n"
+"                           anew), for power-loss replay (tests/czfs_replay)\n"
 "    -o remote_timeout=SECONDS  a URL: time one request may take (default 30)\n"
 "    -o remote_retries=N    a URL: tries after a failed request, with backoff\n"
 "                           (default 3); then the read fails with EIO\n"
@@ -151,6 +154,7 @@ static const struct fuse_opt czfs_opts[] = {
 	CZFS_OPT("no_zero_detect", no_zero_detect),
 	CZFS_OPT("nodiscard", nodiscard),
 	CZFS_OPT("nopack", nopack),
+	CZFS_OPT("log_writes=%s", log_writes),
 	{ "pack", offsetof(struct czfs_mount_opts, nopack), 0 },
 	FUSE_OPT_KEY("opens=", KEY_OPENS),
 	FUSE_OPT_KEY("tree_readahead=", KEY_TREE_RA),
@@ -521,6 +525,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 			 (dm->opts.direct_reads ? CZFS_OPEN_DIRECT_DATA : 0) |
 			 (dm->opts.nodiscard ? 0 : CZFS_OPEN_DISCARD),
 		.remote = &dm->opts.remote,
+		.log_writes = dm->opts.log_writes,
 	};
 	pthread_rwlockattr_t rwa;
 	int err;
@@ -773,6 +778,7 @@ out_args:
 	free(dm.opts.image);
 	free(dm.opts.image_shown);
 	free((char *)dm.opts.remote.cafile);
+	free(dm.opts.log_writes);
 	free((char *)dm.opts.remote.cache_dir);
 	free((char *)dm.opts.remote.s3_endpoint);
 	free((char *)dm.opts.remote.s3_region);

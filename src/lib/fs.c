@@ -161,6 +161,11 @@ int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
 		err = czfs_bdev_open_remote(path, flags, o.remote, &bdev);
 	else
 		err = czfs_bdev_open(path, flags, &bdev);
+	if (!err && o.log_writes) {
+		err = czfs_bdev_log_create(bdev, o.log_writes, &bdev);
+		if (err)
+			path = o.log_writes;	/* the one the message names */
+	}
 	if (err) {
 		char *shown = czfs_url_redact(path);
 

@@ -38,6 +38,8 @@ struct czfs_fs_opts {
 	unsigned node_cache_nodes;	/* 0 = default (16384 nodes, 64 MiB) */
 	const struct czfs_remote_opts *remote;	/* a URL's options, NULL =
 						 * defaults (remote.h) */
+	const char *log_writes;		/* record every change to this log
+					 * (czfs_bdev_log_create), NULL = no */
 };
 
 struct czfs_fs {
@@ -75,6 +77,9 @@ struct czfs_fs {
  * of those checks, or the open(2) errno.
  * A path that is a URL (url.h) opens a remote device (remote.h, with
  * opts->remote) read-only, whatever the flags ask, and without a lock.
+ * With opts->log_writes, every change to the device from the open on is
+ * recorded there (bdev.h, czfs_bdev_log_create; a log that cannot be
+ * created fails the open with its errno).
  */
 int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
 		 struct czfs_fs **out);

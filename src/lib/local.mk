@@ -8,6 +8,10 @@ src_lib_libczfs_a_SOURCES = \
 	src/lib/bdev.c src/lib/bdev_mem.c src/lib/bdev.h \
 	src/lib/blockcrc.c src/lib/blockcrc.h
 
+# Write logs for power-loss replay: the recording device and the reader.
+src_lib_libczfs_a_SOURCES += \
+	src/lib/bdev_log.c src/lib/wlog.c src/lib/wlog.h
+
 # Remote images (http, https, s3) through libcurl: read-only.
 src_lib_libczfs_a_SOURCES += \
 	src/lib/remote.h src/lib/bdev_http.c \
