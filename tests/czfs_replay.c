@@ -14,8 +14,9 @@
  * order; a write of several 4 KiB blocks may be torn to a prefix of them.
  * The cuts tried: each flush (just before it completes and just after),
  * the last moment each journal entry is claimed, and the end.  At each,
- * the subsets "none" and "all", then random ones (every subset when
- * there are at most 3 records to choose from), about IMAGES in all.
+ * the subsets "none" and "all" (every subset when there are at most 3
+ * records to choose from), then random ones where there is more choice,
+ * as many as make IMAGES in all (more when the cuts alone need more).
  *
  * The journal: a line per durable version of a file,
  *   FROM UNTIL PATH REF
@@ -461,18 +462,53 @@ static size_t plan_cuts(struct rp *p, size_t **cuts)
 	return n;
 }
 
+/* The records a cut's subsets choose from, as czfs_replay_advance will
+ * find them (cuts in order; *durable carries the furthest flush). */
+static size_t pending_at(const struct rp *p, size_t from, size_t cut,
+			 size_t *durable)
+{
+	for (size_t i = from; i < cut; i++)
+		if (p->log->e[i].op == CZFS_WLOG_FLUSH)
+			*durable = MAX(*durable, p->log->e[i].arg);
+	return cut - *durable;
+}
+
+/* The images a cut costs besides its random subsets. */
+static unsigned long fixed_images(size_t np)
+{
+	return np <= 3 ? 1ul << np : 2;
+}
+
 static int run(struct rp *p, unsigned long images)
 {
-	size_t *cuts, ncuts = plan_cuts(p, &cuts);
-	unsigned nrandom;
+	size_t *cuts, ncuts = plan_cuts(p, &cuts), durable = 0, prev = 0;
+	unsigned long fixed = 0, open = 0, left, each, extra;
 	int err = 0;
 
 	if (!cuts)
 		return -ENOMEM;
-	/* none and all (or every subset) at each cut, the rest random */
-	nrandom = images > 2 * ncuts ? (unsigned)((images - 2 * ncuts) / ncuts) : 0;
-	for (size_t i = 0; !err && i < ncuts; i++)
-		err = try_cut(p, cuts[i], nrandom + (i < (images % MAX(ncuts, 1)) ? 1 : 0));
+	/* none and all (or every subset of a few) at each cut; what is left
+	 * of the budget, random subsets where there is a choice */
+	for (size_t i = 0; i < ncuts; i++) {
+		size_t np = pending_at(p, prev, cuts[i], &durable);
+
+		prev = cuts[i];
+		fixed += fixed_images(np);
+		open += np > 3;
+	}
+	left = images > fixed ? images - fixed : 0;
+	each = open ? left / open : 0;
+	extra = open ? left % open : 0;
+	durable = prev = 0;
+	for (size_t i = 0; !err && i < ncuts; i++) {
+		size_t np = pending_at(p, prev, cuts[i], &durable);
+		unsigned nrandom = 0;
+
+		prev = cuts[i];
+		if (np > 3)
+			nrandom = (unsigned)(each + (extra ? (extra--, 1) : 0));
+		err = try_cut(p, cuts[i], nrandom);
+	}
 	free(cuts);
 	return err;
 }

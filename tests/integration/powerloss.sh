@@ -12,7 +12,7 @@
 # It also checks that the whole log replayed gives the image as the
 # unmount left it, so the log misses no write.
 #   CZFS_POWERLOSS_IMAGES  images in all, over the workloads (default
-#                          1600; 10000 or more by hand)
+#                          10000)
 #   CZFS_POWERLOSS_SEED    seed of the workloads and the subsets (default 1)
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/rwlib.sh"
@@ -21,7 +21,7 @@ require_fuse
 
 REPLAY="$top_builddir/tests/czfs-replay"
 py="$top_srcdir/tests/integration/powerloss.py"
-images=${CZFS_POWERLOSS_IMAGES:-1600}
+images=${CZFS_POWERLOSS_IMAGES:-10000}
 seed=${CZFS_POWERLOSS_SEED:-1}
 workloads=(small append overwrite rename recompress pack falloc big)
 per=$(((images + ${#workloads[@]} - 1) / ${#workloads[@]}))
