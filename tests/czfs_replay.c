@@ -29,6 +29,10 @@
  * FINAL (the image after the unmount): the whole log replayed must give
  * it byte for byte, which proves the log holds every change.
  *
+ * -k DIR: each failing image is saved there as the power cut left it
+ * (cut<N>-<subset>.img), for fsck.czfs and dump.czfs; with -S EVERY,
+ * every EVERY-th image that passed too (a sample for fsck.czfs -n).
+ *
  * Exit status 0 when every image passed, 1 when one failed (each failure
  * printed with its cut and subset), 2 for bad input.
  */
@@ -70,8 +74,11 @@ struct rp {
 	struct czfs_codec *codec;
 	uint64_t rng;
 	int verbose;
+	const char *keep_dir;		/* -k: images saved here */
+	unsigned long keep_every;	/* -S: every nth image saved too */
 	/* counts */
-	unsigned long cuts, images, checks, failures, fallbacks;
+	unsigned long cuts, images, checks, failures, fallbacks, saved;
+	unsigned long failed_mounts;	/* of the failures, those that did not open */
 	uint64_t max_pending;
 	char msgs[4096];		/* the library's messages of one image */
 	size_t msgs_len;
@@ -141,6 +148,35 @@ static int read_file(const char *path, uint8_t **buf, size_t *len)
 		return err;
 	*len = done;
 	return 0;
+}
+
+/* An image, mapped read-only (*len 0: nothing mapped). */
+static int map_file(const char *path, uint8_t **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int err = 0;
+
+	*len = 0;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		err = -errno;
+	if (!err && st.st_size > 0) {
+		*buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (*buf == MAP_FAILED)
+			err = -errno;
+		else
+			*len = (size_t)st.st_size;
+	}
+	close(fd);
+	return err;
+}
+
+static void unmap_file(uint8_t *buf, size_t len)
+{
+	if (len)
+		munmap(buf, len);
 }
 
 static int parse_pos(const char *s, uint64_t *v)
@@ -288,6 +324,49 @@ static int mount_image(struct czfs_bdev *b, struct czfs_fs **fs)
 	return err;
 }
 
+/* The image of pick as the power cut left it (before any mount) to
+ * keep_dir/cut<N>-<subset>.img, its zero pieces as holes, for fsck.czfs
+ * and dump.czfs.  The path is printed on stdout. */
+static void save_image(struct rp *p, const char *subset, const uint32_t *pick)
+{
+	struct czfs_bdev *b = NULL;
+	char path[4096], *c;
+	uint8_t *buf = malloc(1 << 20);
+	int fd = -1, err = buf ? 0 : -ENOMEM;
+
+	snprintf(path, sizeof(path), "%s/cut%zu-%s.img", p->keep_dir, p->r.cut,
+		 subset);
+	for (c = path + strlen(p->keep_dir) + 1; *c; c++)
+		if (*c == ' ')
+			*c = '_';
+	if (!err)
+		err = czfs_replay_bdev(&p->r, pick, &b);
+	if (!err && (fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			       0644)) < 0)
+		err = -errno;
+	for (uint64_t at = 0; !err && b && at < b->size; at += 1 << 20) {
+		size_t n = (size_t)MIN(b->size - at, 1u << 20), z = 0;
+
+		err = czfs_bdev_read(b, buf, n, at);
+		while (!err && z < n && !buf[z])
+			z++;
+		if (!err && z < n && pwrite(fd, buf, n, (off_t)at) != (ssize_t)n)
+			err = -EIO;
+	}
+	if (!err && ftruncate(fd, (off_t)b->size))
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	czfs_bdev_close(b);
+	free(buf);
+	if (err) {
+		fprintf(stderr, "czfs-replay: %s: %s\n", path, strerror(-err));
+		return;
+	}
+	p->saved++;
+	printf("saved %s\n", path);
+}
+
 static void print_subset(const struct rp *p, const uint32_t *pick, size_t np)
 {
 	unsigned shown = 0;
@@ -319,6 +398,9 @@ static void image_failed(struct rp *p, const char *subset, const uint32_t *pick,
 {
 	size_t n = p->r.cut;
 
+	p->failed_mounts += !strncmp(what, "mount:", 6);
+	if (p->keep_dir)
+		save_image(p, subset, pick);
 	if (++p->failures > MAX_FAILURES)
 		return;
 	fprintf(stderr, "FAIL: cut at record %zu (log byte %" PRIu64 "), durable "
@@ -361,11 +443,13 @@ static void try_image(struct rp *p, const char *subset, const uint32_t *pick)
 	}
 	if (strstr(p->msgs, "using the checkpoint before it"))
 		p->fallbacks++;	/* a COVERED one refused: the one before served */
+	czfs_fs_close(fs);
 	if (bad)
 		image_failed(p, subset, pick, bad);
+	else if (p->keep_dir && p->keep_every && p->images % p->keep_every == 0)
+		save_image(p, subset, pick);
 	else if (p->verbose > 1)
 		fprintf(stderr, "ok: cut %zu subset %s\n", n, subset);
-	czfs_fs_close(fs);
 }
 
 /* ---- cuts and subsets --------------------------------------------------- */
@@ -521,7 +605,7 @@ static int check_final(struct rp *p, const char *final)
 	uint8_t *buf = NULL, *got = NULL;
 	struct czfs_bdev *b = NULL;
 	uint32_t *pick;
-	size_t len = 0, np;
+	size_t len = 0, np, at = 0;
 	int err;
 
 	if ((err = czfs_replay_advance(&p->r, p->log->n)))
@@ -535,39 +619,41 @@ static int check_final(struct rp *p, const char *final)
 	err = czfs_replay_bdev(&p->r, pick, &b);
 	free(pick);
 	if (!err)
-		err = read_file(final, &buf, &len);
-	if (!err && !(got = malloc(len + 1)))
+		err = map_file(final, &buf, &len);
+	if (!err && !(got = malloc(1 << 20)))
 		err = -ENOMEM;
 	if (!err && b->size != len) {
 		fprintf(stderr, "FAIL: the log replayed whole is %" PRIu64 " bytes, "
 			"%s %zu\n", b->size, final, len);
 		err = 1;
 	}
-	if (!err)
-		err = czfs_bdev_read(b, got, len, 0);
-	if (err < 0)
-		err = die_input("%s: %s", final, strerror(-err));
-	else if (!err && memcmp(buf, got, len)) {
-		size_t i = 0;
+	/* a piece at a time: an image is mostly holes, not memory */
+	for (; !err && at < len; at += 1 << 20) {
+		size_t n = MIN(len - at, (size_t)1 << 20), i = 0;
 
-		while (buf[i] == got[i])
+		err = czfs_bdev_read(b, got, n, at);
+		if (err || !memcmp(buf + at, got, n))
+			continue;
+		while (buf[at + i] == got[i])
 			i++;
 		fprintf(stderr, "FAIL: the log replayed whole differs from %s "
-			"at byte %zu (block %zu)\n", final, i, i / 4096);
+			"at byte %zu (block %zu)\n", final, at + i, (at + i) / 4096);
 		err = 1;
-	} else if (!err) {
-		printf("the log replayed whole is %s, byte for byte\n", final);
 	}
+	if (err < 0)
+		err = die_input("%s: %s", final, strerror(-err));
+	else if (!err)
+		printf("the log replayed whole is %s, byte for byte\n", final);
 	czfs_bdev_close(b);
-	free(buf);
+	unmap_file(buf, len);
 	free(got);
 	return err;
 }
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: czfs-replay [-s SEED] [-i IMAGES] [-F FINAL] [-v] "
-		"IMAGE LOG JOURNAL\n");
+	fprintf(stderr, "usage: czfs-replay [-s SEED] [-i IMAGES] [-F FINAL] "
+		"[-k DIR [-S EVERY]] [-v] IMAGE LOG JOURNAL\n");
 	return 2;
 }
 
@@ -580,8 +666,14 @@ int main(int argc, char **argv)
 	size_t img_len = 0;
 	int opt, err;
 
-	while ((opt = getopt(argc, argv, "s:i:F:v")) != -1) {
+	while ((opt = getopt(argc, argv, "s:i:F:k:S:v")) != -1) {
 		switch (opt) {
+		case 'k':
+			p.keep_dir = optarg;
+			break;
+		case 'S':
+			p.keep_every = strtoul(optarg, NULL, 0);
+			break;
 		case 's':
 			p.rng = strtoull(optarg, NULL, 0) * 2654435761u + 1;
 			break;
@@ -607,10 +699,10 @@ int main(int argc, char **argv)
 		fputs(p.msgs, stderr);
 		return die_input("%s: %s", argv[optind + 1], strerror(-err));
 	}
-	if ((err = -read_file(argv[optind], &img, &img_len)))
+	if ((err = -map_file(argv[optind], &img, &img_len)))
 		return die_input("%s: %s", argv[optind], strerror(err));
 	err = czfs_replay_init(&p.r, p.log, img, img_len);
-	free(img);
+	unmap_file(img, img_len);
 	if (err) {
 		fputs(p.msgs, stderr);
 		return die_input("%s: does not fit the log", argv[optind]);
@@ -625,10 +717,11 @@ int main(int argc, char **argv)
 		return die_input("replay: %s", strerror(-err));
 	printf("records %zu%s, journal entries %zu, cuts %lu, images %lu, "
 	       "file checks %lu, most records after a durable point %" PRIu64
-	       ", images opened at an older checkpoint %lu, failures %lu\n",
+	       ", images opened at an older checkpoint %lu, failures %lu "
+	       "(%lu did not open)\n",
 	       p.log->n, p.log->torn_tail ? " (+ a torn tail)" : "", p.nj,
 	       p.cuts, p.images, p.checks, p.max_pending, p.fallbacks,
-	       p.failures);
+	       p.failures, p.failed_mounts);
 	if (final)
 		err = check_final(&p, final);
 	czfs_codec_free(p.codec);

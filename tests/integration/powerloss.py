@@ -18,7 +18,7 @@ import sys
 import time
 
 WORKLOADS = ("small", "append", "overwrite", "rename", "recompress", "pack",
-             "falloc", "big")
+             "falloc", "big", "parallel")
 
 
 class Journal:
@@ -211,12 +211,67 @@ class W:
         self.put("/big/s1", b"small after the overwrite\n")
 
 
+    def mix(self, tag):
+        """One of parallel's writers: new files, appends and overwrites
+        in a directory of its own, each fsync'd."""
+        d = "/par%d" % tag
+        os.mkdir(self.p(d))
+        names = []
+        for i in range(40):
+            op = self.rng.random()
+            if op < 0.4 or not names:
+                n = "%s/f%02d" % (d, i)
+                names.append(n)
+                self.put(n, data(self.rng, self.rng.randint(1, 40000)))
+            elif op < 0.7:
+                n = self.rng.choice(names)
+                self.pwrite(n, data(self.rng, self.rng.randint(1, 9000)),
+                            len(self.content[n]))
+            else:
+                n = self.rng.choice(names)
+                off = self.rng.randrange(0, len(self.content[n]) + 1)
+                self.pwrite(n, self.rng.randbytes(self.rng.randint(1, 20000)), off)
+
+
+def parallel(mnt, log, jpath, refdir, seed, writers=3):
+    """Writers at once, each with its own files and journal (a file's
+    versions are its writer's alone), concatenated at the end: fsyncs and
+    writebacks of several threads of the daemon overlap."""
+    pids = []
+    for k in range(writers):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                j = Journal(mnt, log, "%s.%d" % (jpath, k),
+                            os.path.join(refdir, "w%d" % k))
+                os.makedirs(j.refdir, exist_ok=True)
+                try:
+                    W(mnt, j, random.Random(seed * 100 + k)).mix(k)
+                    code = 0
+                finally:
+                    j.close()
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    bad = [pid for pid in pids if os.waitpid(pid, 0)[1] != 0]
+    with open(jpath, "w") as out:
+        for k in range(writers):
+            with open("%s.%d" % (jpath, k)) as f:
+                out.write(f.read())
+    if bad:
+        sys.exit("parallel: %d writer(s) failed" % len(bad))
+
+
 def main():
     if len(sys.argv) != 7 or sys.argv[1] not in WORKLOADS:
         sys.exit("usage: powerloss.py {%s} MNT LOG JOURNAL REFDIR SEED"
                  % "|".join(WORKLOADS))
     name, mnt, log, jpath, refdir, seed = sys.argv[1:]
     os.makedirs(refdir, exist_ok=True)
+    if name == "parallel":
+        parallel(mnt, log, jpath, refdir, int(seed))
+        return
     j = Journal(mnt, log, jpath, refdir)
     w = W(mnt, j, random.Random(int(seed)))
     try:

@@ -3,14 +3,15 @@
 # made in the host's page cache, a power cut does not.  Each workload of
 # powerloss.py (small fsync'd files, appends, random overwrites, renames,
 # recompression at work, packs, fallocate promises, a commit too big for
-# one flush) runs on a fresh image mounted with -o log_writes, which
+# one flush, three writers at once) runs on a fresh image mounted with -o log_writes, which
 # records every write, punch, resize and flush of the daemon.
 # tests/czfs-replay then rebuilds, at many cuts of the log, images a disk
 # may hold after a power cut (what the last flush covers, and subsets,
 # torn writes included, of what followed), opens each as the daemon
 # mounts it and checks every file fsync'd before the cut, byte for byte.
 # It also checks that the whole log replayed gives the image as the
-# unmount left it, so the log misses no write.
+# unmount left it, so the log misses no write, and runs fsck.czfs -n on
+# a sample of the images.
 #   CZFS_POWERLOSS_IMAGES  images in all, over the workloads (default
 #                          10000)
 #   CZFS_POWERLOSS_SEED    seed of the workloads and the subsets (default 1)
@@ -23,9 +24,9 @@ REPLAY="$top_builddir/tests/czfs-replay"
 py="$top_srcdir/tests/integration/powerloss.py"
 images=${CZFS_POWERLOSS_IMAGES:-10000}
 seed=${CZFS_POWERLOSS_SEED:-1}
-workloads=(small append overwrite rename recompress pack falloc big)
+workloads=(small append overwrite rename recompress pack falloc big parallel)
 per=$(((images + ${#workloads[@]} - 1) / ${#workloads[@]}))
-total=0
+total=0 fscked=0
 
 # Bad input is refused with a clear message, never replayed.
 printf "%100s" "not a log" >"$T/bad.log"
@@ -42,23 +43,35 @@ for w in "${workloads[@]}"; do
 	opts=(-o "log_writes=$T/$w.wlog")
 	[ "$w" != recompress ] || opts+=(-o recompress=1 -o commit=1)
 	RW_IMG="$T/$w.img"
-	"$MKFS" -q -s 256M "$RW_IMG"
+	"$MKFS" -q -s 64M "$RW_IMG"
 	cp --sparse=always "$RW_IMG" "$T/$w.start"
 	RW_MOUNT_OPTS=(-o allow_other "${opts[@]}")
 	rw_mount_existing
 	python3 "$py" "$w" "$M" "$T/$w.wlog" "$T/$w.journal" "$T/$w.ref" "$seed" ||
 		fail "workload $w failed"
 	rw_umount
-	out=$("$REPLAY" -s "$seed" -i "$per" -F "$RW_IMG" "$T/$w.start" \
-		"$T/$w.wlog" "$T/$w.journal" 2>"$T/$w.err") ||
-		{ cat "$T/$w.err" >&2; fail "$w: replay found an image that loses fsync'd data (above)"; }
-	echo "$w: $out"
+	# two images of each workload saved as the power cut left them, for
+	# fsck.czfs below (the failing ones too, to look at)
+	mkdir -p "$T/$w.saved"
+	out=$("$REPLAY" -s "$seed" -i "$per" -F "$RW_IMG" -k "$T/$w.saved" \
+		-S $((per / 3 + 1)) "$T/$w.start" "$T/$w.wlog" "$T/$w.journal" \
+		2>"$T/$w.err") ||
+		{ cat "$T/$w.err" >&2; echo "$out" >&2
+		  fail "$w: replay found an image that loses fsync'd data (above)"; }
+	grep -v '^saved ' <<<"$out" | sed "s/^/$w: /"
 	n=$(sed -n 's/.* images \([0-9]*\),.*/\1/p' <<<"$out")
 	checks=$(sed -n 's/.* file checks \([0-9]*\),.*/\1/p' <<<"$out")
 	[ "${checks:-0}" -gt 0 ] || fail "$w: no file was checked"
 	total=$((total + n))
+	saved=$(sed -n 's/^saved //p' <<<"$out")
+	[ -n "$saved" ] || fail "$w: no image saved for fsck"
+	for img in $saved; do
+		"$FSCK" -n "$img" >"$T/fsck.log" 2>&1 ||
+			{ cat "$T/fsck.log" >&2; fail "$w: fsck.czfs -n $img found errors"; }
+		fscked=$((fscked + 1))
+	done
 	rm -f "$T/$w.wlog" "$T/$w.img" "$T/$w.start"
-	rm -rf "$T/$w.ref"
+	rm -rf "$T/$w.ref" "$T/$w.saved"
 done
-echo "images in all: $total (asked: $images)"
+echo "images in all: $total (asked: $images), $fscked of them checked by fsck.czfs -n"
 [ "$total" -ge "$images" ] || fail "only $total images tried, $images asked"
