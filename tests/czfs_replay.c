@@ -15,7 +15,8 @@
  * The cuts tried: each flush (just before it completes and just after),
  * the last moment each journal entry is claimed, and the end.  At each,
  * the subsets "none" and "all" (every subset when there are at most 3
- * records to choose from), then random ones where there is more choice,
+ * records to choose from), then random ones where there is more choice
+ * (a quarter of them prefixes: what a kill -9 at that record leaves),
  * as many as make IMAGES in all (more when the cuts alone need more).
  *
  * The journal: a line per durable version of a file,
@@ -454,12 +455,24 @@ static void try_image(struct rp *p, const char *subset, const uint32_t *pick)
 
 /* ---- cuts and subsets --------------------------------------------------- */
 
-static void random_subset(struct rp *p, uint32_t *pick, size_t np)
+/* A random subset: one in four a prefix of the records (what a kill -9
+ * at that record leaves: the host kept every write), else each record
+ * kept or not, a kept write sometimes torn.  Returns its name in name. */
+static void random_subset(struct rp *p, uint32_t *pick, size_t np,
+			  unsigned k, char *name, size_t namelen)
 {
 	/* how much of the tail survives varies from subset to subset */
 	static const unsigned keep_pct[] = { 10, 50, 90 };
 	unsigned pct = keep_pct[rnd(p) % 3];
 
+	if (rnd(p) % 4 == 0) {
+		size_t keep = (size_t)(rnd(p) % np);
+
+		for (size_t i = 0; i < np; i++)
+			pick[i] = i < keep ? CZFS_REPLAY_WHOLE : 0;
+		snprintf(name, namelen, "random %u (a prefix of %zu)", k, keep);
+		return;
+	}
 	for (size_t i = 0; i < np; i++) {
 		const struct czfs_wlog_entry *e = &p->log->e[p->r.applied + i];
 		uint64_t blocks = (e->len + 4095) / 4096;
@@ -469,13 +482,14 @@ static void random_subset(struct rp *p, uint32_t *pick, size_t np)
 		    rnd(p) % 4 == 0)	/* torn: a prefix of its blocks */
 			pick[i] = (uint32_t)(1 + rnd(p) % (blocks - 1));
 	}
+	snprintf(name, namelen, "random %u", k);
 }
 
 static int try_cut(struct rp *p, size_t n, unsigned nrandom)
 {
 	size_t np;
 	uint32_t *pick;
-	char name[32];
+	char name[64];
 	int err = czfs_replay_advance(&p->r, n);
 
 	if (err)
@@ -499,8 +513,7 @@ static int try_cut(struct rp *p, size_t n, unsigned nrandom)
 			pick[i] = CZFS_REPLAY_WHOLE;
 		try_image(p, "all", pick);
 		for (unsigned k = 0; k < nrandom; k++) {
-			random_subset(p, pick, np);
-			snprintf(name, sizeof(name), "random %u", k);
+			random_subset(p, pick, np, k, name, sizeof(name));
 			try_image(p, name, pick);
 		}
 	}
