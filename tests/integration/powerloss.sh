@@ -15,6 +15,7 @@
 #   CZFS_POWERLOSS_IMAGES  images in all, over the workloads (default
 #                          10000)
 #   CZFS_POWERLOSS_SEED    seed of the workloads and the subsets (default 1)
+#   CZFS_POWERLOSS_OPTS    more czfs-fuse options (e.g. "-o direct_io")
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/rwlib.sh"
 require_fuse
@@ -25,6 +26,7 @@ py="$top_srcdir/tests/integration/powerloss.py"
 images=${CZFS_POWERLOSS_IMAGES:-10000}
 seed=${CZFS_POWERLOSS_SEED:-1}
 workloads=(small append overwrite rename recompress pack falloc big parallel)
+read -r -a more_opts <<<"${CZFS_POWERLOSS_OPTS:-}"
 per=$(((images + ${#workloads[@]} - 1) / ${#workloads[@]}))
 total=0 fscked=0
 
@@ -45,7 +47,7 @@ for w in "${workloads[@]}"; do
 	RW_IMG="$T/$w.img"
 	"$MKFS" -q -s 64M "$RW_IMG"
 	cp --sparse=always "$RW_IMG" "$T/$w.start"
-	RW_MOUNT_OPTS=(-o allow_other "${opts[@]}")
+	RW_MOUNT_OPTS=(-o allow_other "${opts[@]}" "${more_opts[@]}")
 	rw_mount_existing
 	python3 "$py" "$w" "$M" "$T/$w.wlog" "$T/$w.journal" "$T/$w.ref" "$seed" ||
 		fail "workload $w failed"
