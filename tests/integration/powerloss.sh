@@ -30,16 +30,31 @@ read -r -a more_opts <<<"${CZFS_POWERLOSS_OPTS:-}"
 per=$(((images + ${#workloads[@]} - 1) / ${#workloads[@]}))
 total=0 fscked=0
 
+# refused WHAT MESSAGE REPLAY-ARGS...: czfs-replay exits 2 with MESSAGE.
+refused() {
+	local what=$1 msg=$2 rc=0
+	shift 2
+	"$REPLAY" "$@" 2>"$T/bad.err" || rc=$?
+	[ "$rc" = 2 ] && grep -q "$msg" "$T/bad.err" ||
+		{ cat "$T/bad.err" >&2; fail "$what: exit $rc"; }
+}
+
 # Bad input is refused with a clear message, never replayed.
 printf "%100s" "not a log" >"$T/bad.log"
 : >"$T/empty.journal"
-"$MKFS" -q -s 64M "$T/bad.img"
-set +e
-"$REPLAY" "$T/bad.img" "$T/bad.log" "$T/empty.journal" 2>"$T/bad.err"
-rc=$?
-set -e
-[ "$rc" = 2 ] && grep -q "bad magic" "$T/bad.err" ||
-	{ cat "$T/bad.err" >&2; fail "a file that is not a write log: exit $rc"; }
+"$MKFS" -q -s 32M "$T/bad.img"
+refused "a file that is not a write log" "bad magic" \
+	"$T/bad.img" "$T/bad.log" "$T/empty.journal"
+
+# More, on the first workload's files: a journal line that is not one,
+# an image that is not the one the log began on.
+bad_input() {
+	echo "12 oops /x $T/bad.img" >"$T/bad.journal"
+	refused "a bad journal line" "bad.journal:1: want FROM UNTIL /PATH REF" \
+		"$T/$w.start" "$T/$w.wlog" "$T/bad.journal"
+	refused "an image the log did not begin on" "must be copied before the mount" \
+		"$T/bad.img" "$T/$w.wlog" "$T/$w.journal"
+}
 
 for w in "${workloads[@]}"; do
 	opts=(-o "log_writes=$T/$w.wlog")
@@ -61,6 +76,8 @@ for w in "${workloads[@]}"; do
 		{ cat "$T/$w.err" >&2; echo "$out" >&2
 		  fail "$w: replay found an image that loses fsync'd data (above)"; }
 	grep -v '^saved ' <<<"$out" | sed "s/^/$w: /"
+	[ "$w" != small ] || bad_input
+
 	n=$(sed -n 's/.* images \([0-9]*\),.*/\1/p' <<<"$out")
 	checks=$(sed -n 's/.* file checks \([0-9]*\),.*/\1/p' <<<"$out")
 	[ "${checks:-0}" -gt 0 ] || fail "$w: no file was checked"

@@ -446,6 +446,7 @@ static unsigned replay_commits(bool planted, unsigned *images)
 			}
 			ck_assert_int_eq(czfs_replay_bdev(&r, pick, &b), 0);
 			(*images)++;
+			/* CZFS_WLOG_DEBUG=1: the first failures' subsets */
 			if (image_ok(b) && ++failed <= 3 && getenv("CZFS_WLOG_DEBUG")) {
 				fprintf(stderr, "cut %zu applied %zu np %zu:", n, r.applied, np);
 				for (size_t i = 0; i < np; i++)
@@ -481,6 +482,8 @@ START_TEST(checkpoint_before_flush_is_caught)
 }
 END_TEST
 
+/* The library's messages only with CZFS_WLOG_DEBUG: the damaged logs and
+ * images these tests make are expected to say much. */
 static void quiet(enum czfs_log_level level, const char *msg)
 {
 	(void)level;
