@@ -3,8 +3,9 @@
 # made in the host's page cache, a power cut does not.  Each workload of
 # powerloss.py (small fsync'd files, appends, random overwrites, renames,
 # recompression at work, packs, fallocate promises, a commit too big for
-# one flush, three writers at once) runs on a fresh image mounted with -o log_writes, which
-# records every write, punch, resize and flush of the daemon.
+# one flush, three writers at once with -o direct_io) runs on a fresh
+# image mounted with -o log_writes, which records every write, punch,
+# resize and flush of the daemon.
 # tests/czfs-replay then rebuilds, at many cuts of the log, images a disk
 # may hold after a power cut (what the last flush covers, and subsets,
 # torn writes included, of what followed), opens each as the daemon
@@ -59,6 +60,8 @@ bad_input() {
 for w in "${workloads[@]}"; do
 	opts=(-o "log_writes=$T/$w.wlog")
 	[ "$w" != recompress ] || opts+=(-o recompress=1 -o commit=1)
+	# the image written with O_DIRECT: writeback's buffers aligned
+	[ "$w" != parallel ] || opts+=(-o direct_io)
 	RW_IMG="$T/$w.img"
 	"$MKFS" -q -s 64M "$RW_IMG"
 	cp --sparse=always "$RW_IMG" "$T/$w.start"
