@@ -670,14 +670,59 @@ static int usage(void)
 	return 2;
 }
 
+/* Everything after the options: the exit status. */
+static int replay(struct rp *p, char **files, unsigned long images,
+		  const char *final)
+{
+	uint8_t *img = NULL;
+	size_t img_len = 0;
+	int err = czfs_wlog_load(files[1], &p->log);
+
+	if (err) {
+		fputs(p->msgs, stderr);
+		return die_input("%s: %s", files[1], strerror(-err));
+	}
+	if ((err = -map_file(files[0], &img, &img_len)))
+		return die_input("%s: %s", files[0], strerror(err));
+	err = czfs_replay_init(&p->r, p->log, img, img_len);
+	unmap_file(img, img_len);
+	if (err) {
+		fputs(p->msgs, stderr);
+		return die_input("%s: does not fit the log", files[0]);
+	}
+	if ((err = load_journal(p, files[2])))
+		return err;
+	if (!(p->codec = czfs_codec_new()))
+		return die_input("out of memory");
+	if ((err = run(p, images)))
+		return die_input("replay: %s", strerror(-err));
+	printf("records %zu%s, journal entries %zu, cuts %lu, images %lu, "
+	       "file checks %lu, most records after a durable point %" PRIu64
+	       ", images opened at an older checkpoint %lu, failures %lu "
+	       "(%lu did not open)\n",
+	       p->log->n, p->log->torn_tail ? " (+ a torn tail)" : "", p->nj,
+	       p->cuts, p->images, p->checks, p->max_pending, p->fallbacks,
+	       p->failures, p->failed_mounts);
+	if (final && (err = check_final(p, final)))
+		return err;
+	return p->failures ? 1 : 0;
+}
+
+static int number(const char *s, unsigned long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoul(s, &end, 0);
+	return errno || *end || end == s ? -EINVAL : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct rp p = { .rng = 1 };
-	unsigned long images = 1000;
+	unsigned long images = 1000, seed;
 	const char *final = NULL;
-	uint8_t *img = NULL;
-	size_t img_len = 0;
-	int opt, err;
+	int opt, rc;
 
 	while ((opt = getopt(argc, argv, "s:i:F:k:S:v")) != -1) {
 		switch (opt) {
@@ -685,13 +730,17 @@ int main(int argc, char **argv)
 			p.keep_dir = optarg;
 			break;
 		case 'S':
-			p.keep_every = strtoul(optarg, NULL, 0);
+			if (number(optarg, &p.keep_every))
+				return die_input("-S %s: not a number", optarg);
 			break;
 		case 's':
-			p.rng = strtoull(optarg, NULL, 0) * 2654435761u + 1;
+			if (number(optarg, &seed))
+				return die_input("-s %s: not a number", optarg);
+			p.rng = seed * 2654435761u + 1;
 			break;
 		case 'i':
-			images = strtoul(optarg, NULL, 0);
+			if (number(optarg, &images))
+				return die_input("-i %s: not a number", optarg);
 			break;
 		case 'F':
 			final = optarg;
@@ -707,36 +756,7 @@ int main(int argc, char **argv)
 		return usage();
 	the_rp = &p;
 	czfs_log_set_sink(sink, CZFS_LOG_INFO);
-	err = czfs_wlog_load(argv[optind + 1], &p.log);
-	if (err) {
-		fputs(p.msgs, stderr);
-		return die_input("%s: %s", argv[optind + 1], strerror(-err));
-	}
-	if ((err = -map_file(argv[optind], &img, &img_len)))
-		return die_input("%s: %s", argv[optind], strerror(err));
-	err = czfs_replay_init(&p.r, p.log, img, img_len);
-	unmap_file(img, img_len);
-	if (err) {
-		fputs(p.msgs, stderr);
-		return die_input("%s: does not fit the log", argv[optind]);
-	}
-	if ((err = load_journal(&p, argv[optind + 2])))
-		return err;
-	p.codec = czfs_codec_new();
-	if (!p.codec)
-		return die_input("out of memory");
-	err = run(&p, images);
-	if (err)
-		return die_input("replay: %s", strerror(-err));
-	printf("records %zu%s, journal entries %zu, cuts %lu, images %lu, "
-	       "file checks %lu, most records after a durable point %" PRIu64
-	       ", images opened at an older checkpoint %lu, failures %lu "
-	       "(%lu did not open)\n",
-	       p.log->n, p.log->torn_tail ? " (+ a torn tail)" : "", p.nj,
-	       p.cuts, p.images, p.checks, p.max_pending, p.fallbacks,
-	       p.failures, p.failed_mounts);
-	if (final)
-		err = check_final(&p, final);
+	rc = replay(&p, argv + optind, images, final);
 	czfs_codec_free(p.codec);
 	czfs_replay_destroy(&p.r);
 	for (size_t k = 0; k < p.nj; k++) {
@@ -745,7 +765,5 @@ int main(int argc, char **argv)
 	}
 	free(p.j);
 	czfs_wlog_free(p.log);
-	if (err)
-		return err;
-	return p.failures ? 1 : 0;
+	return rc;
 }
