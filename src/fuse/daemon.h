@@ -68,6 +68,8 @@ struct czfs_mount_opts {
 	int no_zero_detect;		/* all-zero clusters are stored too */
 	int nodiscard;			/* freed blocks stay allocated on the host */
 	int nopack;			/* small files written back alone */
+	char *log_writes;		/* testing: record every change to the
+					 * image to this file (wlog.h) */
 	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
 	bool ro;			/* read-only mount */
 	bool send_opens;		/* ro: ask for every open and close */

@@ -140,6 +140,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 			 (dm->opts.direct_io ? CZFS_OPEN_DIRECT : 0) |
 			 (dm->opts.direct_reads ? CZFS_OPEN_DIRECT_DATA : 0) |
 			 (dm->opts.nodiscard ? 0 : CZFS_OPEN_DISCARD),
+		.log_writes = dm->opts.log_writes,
 	};
 	pthread_rwlockattr_t rwa;
 	int err;

@@ -88,6 +88,9 @@ static const char usage_text[] =
 "                           partial cluster) of many files into shared packs,\n"
 "                           compressed together, as mkfs.czfs does (default:\n"
 "                           pack)\n"
+"    -o log_writes=FILE     testing: record every write, punch, resize and\n"
+"                           flush of IMAGE, with its data, to FILE (created\n"
+"                           anew), for power-loss replay (tests/czfs_replay)\n"
 "    -o remote_timeout=SECONDS  a URL: time one request may take (default 30)\n"
 "    -o remote_retries=N    a URL: tries after a failed request, with backoff\n"
 "                           (default 3); then the read fails with EIO\n"
@@ -128,6 +131,7 @@ static const struct fuse_opt czfs_opts[] = {
 	CZFS_OPT("no_zero_detect", no_zero_detect),
 	CZFS_OPT("nodiscard", nodiscard),
 	CZFS_OPT("nopack", nopack),
+	CZFS_OPT("log_writes=%s", log_writes),
 	{ "pack", offsetof(struct czfs_mount_opts, nopack), 0 },
 	FUSE_OPT_KEY("opens=", KEY_OPENS),
 	FUSE_OPT_KEY("tree_readahead=", KEY_TREE_RA),
@@ -455,6 +459,7 @@ void czfs_opts_free(struct czfs_mount_opts *o)
 		free(o->nocompress_ext[i]);
 	free(o->image);
 	free(o->image_shown);
+	free(o->log_writes);
 	free((char *)o->remote.cafile);
 	free((char *)o->remote.cache_dir);
 	free((char *)o->remote.s3_endpoint);

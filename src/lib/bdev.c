@@ -265,6 +265,8 @@ out_free:
 
 int czfs_bdev_fd(const struct czfs_bdev *b)
 {
+	if (b->inner)
+		return czfs_bdev_fd(b->inner);
 	if (b->ops != &file_ops)
 		return -1;
 	return container_of(b, const struct file_bdev, b)->fd;

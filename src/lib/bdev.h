@@ -80,12 +80,16 @@ struct czfs_bdev {
 	/* Set by the owner before any write (czfs_fs_cover): the blocks
 	 * every write brings, whole, with their crc32c (blockcrc.h). */
 	struct czfs_blockcrc *written;
+	/* A wrapper's device underneath (bdev_log.c), or NULL: its
+	 * descriptor is the one czfs_bdev_fd gives (the image's flock). */
+	struct czfs_bdev *inner;
 };
 
 /* Open a file or block device.  Returns 0 or -errno (the open(2) errno). */
 int czfs_bdev_open(const char *path, unsigned flags, struct czfs_bdev **out);
 
-/* The file descriptor of a file device (for flock), or -1. */
+/* The file descriptor of a file device (for flock), or of the file
+ * device a wrapper wraps, or -1. */
 int czfs_bdev_fd(const struct czfs_bdev *b);
 
 /*
@@ -106,6 +110,19 @@ const struct czfs_bdev_req *czfs_bdev_mem_log(struct czfs_bdev *b, size_t *n);
 void czfs_bdev_mem_clear_log(struct czfs_bdev *b);
 /* Make the next nth read/write (1 = next) fail with err; 0 disarms. */
 void czfs_bdev_mem_fail_after(struct czfs_bdev *b, unsigned nth, int err);
+
+/*
+ * Recording device (bdev_log.c, czfs-fuse -o log_writes): every request
+ * goes to inner, and each completed write (with its data), punch, resize
+ * and flush is appended to a new log file at path (wlog.h), which a
+ * replay turns into the images a power cut may leave.  Safe from several
+ * threads, as inner is; the appends are serialized.  Takes ownership of
+ * inner, even on failure.  0, -ENOMEM, or the errno of creating or
+ * writing the log; a write, punch, resize or flush whose record cannot be
+ * appended fails with that errno (done on inner, missing from the log).
+ */
+int czfs_bdev_log_create(struct czfs_bdev *inner, const char *path,
+			 struct czfs_bdev **out);
 
 /* Close the device and free it (accepts NULL); no flush of its own. */
 void czfs_bdev_close(struct czfs_bdev *b);

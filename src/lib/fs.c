@@ -158,6 +158,11 @@ int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
 	struct czfs_bdev *bdev;
 	int err = czfs_bdev_open(path, czfs_fs_bdev_flags(opts->flags), &bdev);
 
+	if (!err && opts->log_writes) {
+		err = czfs_bdev_log_create(bdev, opts->log_writes, &bdev);
+		if (err)
+			path = opts->log_writes;	/* the one the message names */
+	}
 	if (err) {
 		czfs_err("%s: %s", path, strerror(-err));
 		return err;

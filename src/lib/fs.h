@@ -35,6 +35,8 @@ struct czfs_stored;
 struct czfs_fs_opts {
 	unsigned flags;			/* CZFS_OPEN_* */
 	unsigned node_cache_nodes;	/* 0 = default (16384 nodes, 64 MiB) */
+	const char *log_writes;		/* record every change to this log
+					 * (czfs_bdev_log_create), NULL = no */
 };
 
 struct czfs_fs {
@@ -71,6 +73,9 @@ struct czfs_fs {
  * the free ranges are then punched out of the image (discard.h).  Returns 0, the errors
  * of those checks, or the open(2) errno.  (A URL: czfs_image_open,
  * src/remote/image.h.)
+ * With opts->log_writes, every change to the device from the open on is
+ * recorded there (bdev.h, czfs_bdev_log_create; a log that cannot be
+ * created fails the open with its errno).
  */
 int czfs_fs_open(const char *path, const struct czfs_fs_opts *opts,
 		 struct czfs_fs **out);

@@ -8,6 +8,10 @@ src_lib_libczfs_a_SOURCES = \
 	src/lib/bdev.c src/lib/bdev_mem.c src/lib/bdev.h \
 	src/lib/blockcrc.c src/lib/blockcrc.h
 
+# Write logs for power-loss replay: the recording device and the reader.
+src_lib_libczfs_a_SOURCES += \
+	src/lib/bdev_log.c src/lib/wlog.c src/lib/wlog.h
+
 include src/lib/codec.mk
 include src/lib/btree.mk
 include src/lib/space.mk

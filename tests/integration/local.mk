@@ -5,6 +5,9 @@ tests_czfs_locate_LDADD = $(CZFS_LIBS)
 noinst_PROGRAMS += tests/czfs-corrupt
 tests_czfs_corrupt_SOURCES = tests/czfs_corrupt.c
 tests_czfs_corrupt_LDADD = $(CZFS_LIBS)
+noinst_PROGRAMS += tests/czfs-replay
+tests_czfs_replay_SOURCES = tests/czfs_replay.c
+tests_czfs_replay_LDADD = $(CZFS_LIBS)
 
 INTEGRATION_TESTS = \
 	tests/integration/sample_data.sh \

@@ -16,13 +16,15 @@ RW_TESTS = \
 	tests/integration/rw_mpack.sh \
 	tests/integration/rw_hot.sh \
 	tests/integration/rw_recompress.sh \
-	tests/integration/rw_fsync.sh
+	tests/integration/rw_fsync.sh \
+	tests/integration/powerloss.sh
 TESTS += $(RW_TESTS)
 EXTRA_DIST += $(RW_TESTS) tests/integration/rwlib.sh \
 	tests/integration/rw_posix.py tests/integration/rw_stress.py \
 	tests/integration/rw_append_read.py \
 	tests/integration/rw_enospc.py tests/integration/rw_crash.py \
-	tests/integration/rw_hot.py tests/integration/rw_recompress.py
+	tests/integration/rw_hot.py tests/integration/rw_recompress.py \
+	tests/integration/powerloss.py
 
 # make check-rw CZFS_RW_TARGET=ext4: run them by hand on any target.
 check-rw: all

@@ -22,27 +22,6 @@
 #include "util.h"
 #include "fs_testlib.h"
 
-/* The change a transaction makes: sizes of every inode to a new value,
- * and new inodes from BASE_INODES + 1 to BASE_INODES + added. */
-static int change(struct czfs_fs *fs, uint64_t size, unsigned added)
-{
-	int err = czfs_fs_begin(fs);
-
-	for (uint64_t ino = 2; !err && ino <= BASE_INODES + added; ino++) {
-		struct czfs_inode_info ii = {
-			.ino = ino, .mode = S_IFREG | 0644, .nlink = 1,
-			.cluster_shift = 4, .size = size,
-		};
-		struct czfs_key k = { ino, CZFS_ITEM_INODE, 0 };
-		struct czfs_inode di;
-
-		czfs_inode_encode(&ii, &di);
-		err = czfs_btree_put(&fs->tree, &k, &di, sizeof(di));
-	}
-	fs->cp.next_ino = BASE_INODES + added + 1;
-	return err;
-}
-
 /* Which state the image holds: the size all files 2.. have, and count. */
 static void state(struct czfs_fs *fs, uint64_t *size, unsigned *count)
 {
@@ -64,7 +43,7 @@ START_TEST(commit_then_reopen)
 	uint64_t size, gen = fs->cp.generation;
 	unsigned count;
 
-	ck_assert_int_eq(change(fs, 777, 200), 0);
+	ck_assert_int_eq(change_sizes(fs, 777, 200), 0);
 	ck_assert_int_eq(czfs_fs_commit(fs), 0);
 	ck_assert_uint_eq(fs->cp.generation, gen + 1);
 	again = copy_bdev(b);
@@ -87,7 +66,7 @@ START_TEST(many_commits_keep_the_space_map_exact)
 	/* when the same items are rewritten many times, then old copies of
 	 * nodes are freed: the used count stays bounded, and it reloads */
 	for (unsigned i = 0; i < 50; i++) {
-		ck_assert_int_eq(change(fs, 1000 + i, 0), 0);
+		ck_assert_int_eq(change_sizes(fs, 1000 + i, 0), 0);
 		ck_assert_int_eq(czfs_fs_commit(fs), 0);
 	}
 	ck_assert_uint_lt(fs->cp.used_blocks, used0 + 30);
@@ -135,7 +114,7 @@ START_TEST(a_small_commit_takes_one_flush)
 	unsigned count;
 
 	ck_assert_int_eq(czfs_fs_cover(fs, 1024), 0);
-	ck_assert_int_eq(change(fs, 300, 10), 0);
+	ck_assert_int_eq(change_sizes(fs, 300, 10), 0);
 	czfs_bdev_mem_clear_log(b);
 	ck_assert_int_eq(czfs_fs_commit(fs), 0);
 	ck_assert_uint_eq(flushes(b), 1);
@@ -157,7 +136,7 @@ START_TEST(a_big_commit_takes_two_flushes)
 	struct czfs_fs *fs = open_fs(b, true);
 
 	fs->cover_blocks = 2;		/* less than any commit brings */
-	ck_assert_int_eq(change(fs, 300, 10), 0);
+	ck_assert_int_eq(change_sizes(fs, 300, 10), 0);
 	czfs_bdev_mem_clear_log(b);
 	ck_assert_int_eq(czfs_fs_commit(fs), 0);
 	ck_assert_uint_eq(flushes(b), 2);
@@ -166,7 +145,7 @@ START_TEST(a_big_commit_takes_two_flushes)
 	/* and a covered one after a superblock write is not covered either */
 	fs->cover_blocks = 1024;
 	ck_assert_int_eq(czfs_fs_write_super(fs, &fs->sb), 0);
-	ck_assert_int_eq(change(fs, 400, 10), 0);
+	ck_assert_int_eq(change_sizes(fs, 400, 10), 0);
 	czfs_bdev_mem_clear_log(b);
 	ck_assert_int_eq(czfs_fs_commit(fs), 0);
 	ck_assert_uint_eq(flushes(b), 2);
@@ -189,11 +168,11 @@ START_TEST(a_covered_commit_missing_a_block_gives_the_one_before)
 	unsigned count;
 
 	ck_assert_int_eq(czfs_fs_cover(fs, 1024), 0);
-	ck_assert_int_eq(change(fs, 100, 20), 0);
+	ck_assert_int_eq(change_sizes(fs, 100, 20), 0);
 	ck_assert_int_eq(czfs_fs_commit(fs), 0);
 	gen = fs->cp.generation;
 	before = copy_bdev(b);		/* the disk before the next commit */
-	ck_assert_int_eq(change(fs, 200, 40), 0);
+	ck_assert_int_eq(change_sizes(fs, 200, 40), 0);
 	ck_assert_int_eq(czfs_fs_commit(fs), 0);
 	ck_assert(fs->cp.flags & CZFS_CP_COVERED);
 	cp = fs->cp;
@@ -227,7 +206,7 @@ START_TEST(a_covered_commit_missing_a_block_gives_the_one_before)
 			ck_assert_uint_eq(size, 100);
 			ck_assert_uint_eq(count, BASE_INODES - 1 + 20);
 			/* and the image goes on from there */
-			ck_assert_int_eq(change(fs, 300, 30), 0);
+			ck_assert_int_eq(change_sizes(fs, 300, 30), 0);
 			ck_assert_int_eq(czfs_fs_commit(fs), 0);
 			fs = reopen_copy(fs, after);
 			state(fs, &size, &count);
@@ -250,7 +229,7 @@ START_TEST(a_crash_at_any_write_leaves_old_or_new)
 	struct czfs_bdev *base = make_image();
 	struct czfs_fs *fs = open_fs(base, true);
 
-	ck_assert_int_eq(change(fs, 100, 50), 0);
+	ck_assert_int_eq(change_sizes(fs, 100, 50), 0);
 	ck_assert_int_eq(czfs_fs_commit(fs), 0);
 	czfs_fs_close(fs);		/* base is closed with it */
 
@@ -267,9 +246,9 @@ START_TEST(a_crash_at_any_write_leaves_old_or_new)
 			fs->cover_blocks = 1024;
 		else
 			ck_assert_int_eq(czfs_fs_cover(fs, covered ? 1024 : 0), 0);
-		ck_assert_int_eq(change(fs, 100, 50), 0);
+		ck_assert_int_eq(change_sizes(fs, 100, 50), 0);
 		ck_assert_int_eq(czfs_fs_commit(fs), 0);
-		ck_assert_int_eq(change(fs, 200, 150), 0);
+		ck_assert_int_eq(change_sizes(fs, 200, 150), 0);
 		czfs_bdev_mem_fail_after(b, n, -EIO);
 		err = czfs_fs_commit(fs);
 		/* the loop goes through a one-flush commit when asked */

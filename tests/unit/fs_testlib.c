@@ -113,3 +113,22 @@ void flip_image_byte(struct czfs_fs *fs, uint64_t at)
 	blk[at % CZFS_BLOCK_SIZE] ^= 0x10;
 	ck_assert_int_eq(czfs_bdev_write(fs->bdev, blk, sizeof(blk), base), 0);
 }
+
+int change_sizes(struct czfs_fs *fs, uint64_t size, unsigned added)
+{
+	int err = czfs_fs_begin(fs);
+
+	for (uint64_t ino = 2; !err && ino <= BASE_INODES + added; ino++) {
+		struct czfs_inode_info ii = {
+			.ino = ino, .mode = S_IFREG | 0644, .nlink = 1,
+			.cluster_shift = 4, .size = size,
+		};
+		struct czfs_key k = { ino, CZFS_ITEM_INODE, 0 };
+		struct czfs_inode di;
+
+		czfs_inode_encode(&ii, &di);
+		err = czfs_btree_put(&fs->tree, &k, &di, sizeof(di));
+	}
+	fs->cp.next_ino = BASE_INODES + added + 1;
+	return err;
+}

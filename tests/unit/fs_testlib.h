@@ -29,4 +29,8 @@ void commit_reopen(struct czfs_fs **fs, struct czfs_bdev **dev);
 /* Flip a bit of the image's byte at (a byte address), asserting the I/O. */
 void flip_image_byte(struct czfs_fs *fs, uint64_t at);
 
+/* The change of a transaction (begun here): every inode 2..BASE_INODES +
+ * added gets size, those past BASE_INODES are new.  0 or -errno. */
+int change_sizes(struct czfs_fs *fs, uint64_t size, unsigned added);
+
 #endif

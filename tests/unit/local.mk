@@ -39,7 +39,8 @@ UNIT_TESTS = \
 	tests/unit/check_rcache \
 	tests/unit/check_prefetch \
 	tests/unit/check_runs \
-	tests/unit/check_coldmap
+	tests/unit/check_coldmap \
+	tests/unit/check_wlog
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -54,6 +55,7 @@ tests_unit_check_update_SOURCES = tests/unit/check_update.c $(FS_TESTLIB)
 tests_unit_check_blockmap_SOURCES = tests/unit/check_blockmap.c $(FS_TESTLIB)
 tests_unit_check_pack_SOURCES = tests/unit/check_pack.c $(FS_TESTLIB)
 tests_unit_check_slice_SOURCES = tests/unit/check_slice.c $(FS_TESTLIB)
+tests_unit_check_wlog_SOURCES = tests/unit/check_wlog.c $(FS_TESTLIB)
 tests_unit_check_slicedpack_SOURCES = tests/unit/check_slicedpack.c \
 	$(FS_TESTLIB)
 

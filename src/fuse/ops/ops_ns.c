@@ -203,7 +203,9 @@ static void new_inode(struct czfs_daemon *dm, fuse_req_t req,
 static int store_target(struct czfs_daemon *dm, struct czfs_inode_info *ii,
 			const char *target, size_t len)
 {
-	uint8_t out[CZFS_MAX_CLUSTER_SIZE + CZFS_BLOCK_SIZE];
+	/* written as it is: aligned for -o direct_io's O_DIRECT */
+	uint8_t out[CZFS_MAX_CLUSTER_SIZE + CZFS_BLOCK_SIZE]
+		__attribute__((aligned(CZFS_BLOCK_SIZE)));
 	struct czfs_cluster_policy pol = { .alg = CZFS_ALG_NONE,
 					   .allow_inline = true };
 	struct czfs_thread *t = czfs_fuse_thread();

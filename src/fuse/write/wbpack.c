@@ -67,7 +67,9 @@ int czfs_wbpack_init(struct czfs_wbpack *pk)
 {
 	pk->n = 0;
 	pk->in = malloc(CZFS_PACK_MAX_ULEN);
-	pk->out = malloc(CZFS_MAX_CLUSTER_SIZE + CZFS_BLOCK_SIZE);
+	/* written as it is: aligned for -o direct_io's O_DIRECT */
+	pk->out = aligned_alloc(CZFS_BLOCK_SIZE,
+				CZFS_MAX_CLUSTER_SIZE + CZFS_BLOCK_SIZE);
 	return pk->in && pk->out ? 0 : -ENOMEM;
 }
 

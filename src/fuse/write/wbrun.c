@@ -62,7 +62,9 @@ int czfs_wbrun_place(struct czfs_daemon *dm, struct czfs_wbrun *r,
 	if (!r->buf) {		/* the thread's: a fresh 1 MiB costs faults */
 		struct czfs_thread *t = czfs_fuse_thread();
 
-		if (!t || (!t->run && !(t->run = malloc(RUN_BYTES))))
+		/* aligned: -o direct_io writes it with O_DIRECT */
+		if (!t || (!t->run &&
+			   !(t->run = aligned_alloc(CZFS_BLOCK_SIZE, RUN_BYTES))))
 			return -ENOMEM;
 		r->buf = t->run;
 	}
@@ -96,7 +98,8 @@ int czfs_wbrun_write_alone(struct czfs_daemon *dm, const struct czfs_wbrun *r,
 		.ulen = cpu_to_le32(ci->ulen),
 		.checksum = cpu_to_le32(ci->checksum),
 	};
-	uint8_t *buf = malloc((size_t)ci->nblocks * CZFS_BLOCK_SIZE);
+	uint8_t *buf = aligned_alloc(CZFS_BLOCK_SIZE,	/* O_DIRECT */
+				     (size_t)ci->nblocks * CZFS_BLOCK_SIZE);
 	int err;
 
 	if (!buf)
