@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * czfs-fuse: state shared by the FUSE operations.  Every operation reaches
- * it through fuse_req_userdata(); there are no globals but the per-thread
- * scratch state (thread.c).
+ * it through fuse_req_userdata(); there are no mutable globals but the
+ * per-thread scratch state (thread.c) and killpriv.c's four atomics and
+ * per-thread flag (the state of FUSE_HANDLE_KILLPRIV_V2's negotiation).
  */
 #ifndef CZFS_DAEMON_H
 #define CZFS_DAEMON_H

@@ -11,7 +11,9 @@
  * inode's attributes (czfs_inode_store, a B-tree change that may read
  * nodes), with fs->lock held exclusive, so that what reaches the tree and
  * ii_dirty agree (czfs_writeback_attr, the writeback of its clusters, an
- * xattr change, a namespace change).  No other lock is taken under it;
+ * xattr change, a namespace change).  Under it only leaf locks are taken
+ * (the space map's mutex, the cluster cache's lock: czfs_room_reserve and
+ * czfs_ccache_live in a write), never wb_lock, take_lock or fs->lock;
  * whoever reads the attributes meanwhile (czfs_mi_attr) waits.
  */
 #ifndef CZFS_MINODE_H

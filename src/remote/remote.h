@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Remote images: a read-only backing device over HTTP(S) or S3, through
- * libcurl.  czfs_bdev_open() takes a URL with the default options below;
- * czfs_bdev_open_remote() takes them from the caller (the daemon's -o).
+ * libcurl.  czfs_bdev_open_remote() opens a URL with the caller's options
+ * (the daemon's -o; NULL: the defaults below); the front ends reach it
+ * through czfs_image_open (image.h).  The library's czfs_bdev_open opens
+ * files only.
  */
 #ifndef CZFS_REMOTE_H
 #define CZFS_REMOTE_H
