@@ -67,7 +67,7 @@ static const char usage_text[] =
 "    -o map_scattered=bounce|slot  vm_map_ram: copy pages that are not one\n"
 "                           run through a buffer (default, measured faster)\n"
 "                           or map them into a slot of the window\n"
-"    -o max_request=SIZE    largest read of the image (default 512k, 4M for\n"
+"    -o max_request=SIZE    largest read of the image (default 512k, 2M for\n"
 "                           a URL)\n"
 "    -o unaligned_requests  cut requests from each run's start, not at\n"
 "                           max_request boundaries (for comparison)\n"
