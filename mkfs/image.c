@@ -570,6 +570,7 @@ static void super_fill(const struct mk_image *im, uint64_t max,
 	sb->cluster_shift = o->cluster_shift;
 	sb->feature_incompat = im->incompat;
 	sb->feature_ro_compat = CZFS_FEATURE_RO_COMPAT_INLINE_BYTES;
+	sb->feature_compat = o->grow ? CZFS_FEATURE_COMPAT_GROW : 0;
 }
 
 /* Checkpoint, then superblock, each after a flush of what it names. */

@@ -27,6 +27,7 @@ struct mk_image_opts {
 	unsigned cluster_shift;
 	uint64_t size_blocks;		/* the size limit, 0 = content size */
 	bool sparse;			/* file length = size_blocks (no -d) */
+	bool grow;			/* no fixed limit: COMPAT_GROW */
 	bool slices;			/* compressed clusters in runs (runs.h) */
 	bool leaf_packs;		/* leaves compressed in leaf packs */
 	uint8_t uuid[16];

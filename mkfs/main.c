@@ -79,7 +79,8 @@ static void usage(FILE *f)
 	      "  -s, --size=SIZE          size limit of the image (k/M/G/T suffixes).  Without\n"
 	      "                           -d: an empty image, created sparse at SIZE.  With -d:\n"
 	      "                           the content must fit, the image can grow to SIZE.\n"
-	      "                           Without -s: the image is as big as its content.\n"
+	      "                           Without -s: the image is as big as its content and\n"
+	      "                           grows, mounted, within the host's free space.\n"
 	      "  -c, --compress=ALG[:LEVEL]  lz4 (default), lz4hc, zstd, none\n"
 	      "  -C, --cluster-size=SIZE  4k, 8k, 16k, 32k, 64k (default), 128k or 256k\n"
 	      "  -j, --jobs=N             compression threads (default: online CPUs)\n"
@@ -419,6 +420,9 @@ static void image_opts(const struct mk_run *r, struct mk_image_opts *io)
 	io->cluster_shift = o->cluster_shift;
 	io->size_blocks = size >> CZFS_BLOCK_SHIFT;
 	io->sparse = !o->dir && o->size && !r->is_blk;
+	/* a file without -s: its limit follows the host's free space once
+	 * mounted read-write (czfs-fuse(1), ROOM TO GROW) */
+	io->grow = !o->size && !r->is_blk;
 	io->slices = !o->no_slice;
 	io->leaf_packs = !o->plain_leaves;
 	memcpy(io->uuid, o->uuid, sizeof(io->uuid));

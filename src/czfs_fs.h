@@ -122,7 +122,11 @@
 /* every inode's inline_bytes counts its inline cluster payloads */
 #define CZFS_FEATURE_RO_COMPAT_INLINE_BYTES	0x00000001u
 #define CZFS_FEATURE_RO_COMPAT_SUPP	CZFS_FEATURE_RO_COMPAT_INLINE_BYTES
-#define CZFS_FEATURE_COMPAT_SUPP	0u
+/* the size limit follows the host: a writable mount raises max_blocks as
+ * the image fills, within the free space of the filesystem holding it
+ * (mkfs.czfs without -s) */
+#define CZFS_FEATURE_COMPAT_GROW	0x00000001u
+#define CZFS_FEATURE_COMPAT_SUPP	CZFS_FEATURE_COMPAT_GROW
 
 /* ---- compression algorithms (on-disk ids) ------------------------------ */
 

@@ -94,6 +94,7 @@ struct czfs_daemon_stats {
 	atomic_ullong write_reqs, write_bytes;	/* WRITE requests, bytes taken */
 	atomic_ullong checkpoints, checkpoints_skipped;	/* flusher.c's */
 	atomic_ullong checkpoints_one_flush;	/* of them, COVERED */
+	atomic_ullong grows;		/* size limit raised (room.h) */
 	atomic_ullong loads_reader;	/* clusters a FUSE thread loaded itself */
 	atomic_ullong loads_prefetch;	/* clusters the prefetch workers loaded */
 	atomic_ullong load_errors;
@@ -158,6 +159,7 @@ struct czfs_daemon {
 	bool skip_opendirs;		/* and directories (the same) */
 	atomic_int push_slots;		/* FUSE threads that may store at once
 					 * (push.h: always fewer than all) */
+	pthread_mutex_t grow_lock;	/* one raise of the limit at a time */
 	/* the end of a store, for writers that wait for it (minode.h) */
 	pthread_mutex_t push_lock;
 	pthread_cond_t push_cond;

@@ -126,7 +126,7 @@ static int mount_rw(struct czfs_daemon *dm)
 		err = czfs_fs_commit_mount(fs);
 	if (err)
 		czfs_err("cannot mount read-write: %s", strerror(-err));
-	else if (!czfs_room_free(dm))	/* mkfs -d without -s: no room left */
+	else if (!czfs_room_free(dm) && czfs_room_grow(dm, 1))
 		czfs_info("the image is full: writes fail with ENOSPC and access "
 			  "times are not kept; fsck.czfs --grow=SIZE raises its "
 			  "size limit, -o ro or noatime mounts it as it is");
@@ -187,6 +187,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 	pthread_mutex_init(&dm->admit_lock, NULL);
 	pthread_cond_init(&dm->admit_cond, NULL);
 	pthread_mutex_init(&dm->push_lock, NULL);
+	pthread_mutex_init(&dm->grow_lock, NULL);
 	pthread_cond_init(&dm->push_cond, NULL);
 	pthread_mutex_init(&dm->stg_lock, NULL);
 	czfs_ccache_set_shrinker(dm->cc, czfs_staging_reclaim, dm);

@@ -58,6 +58,7 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "checkpoint.written %llu\n", ld(&s->checkpoints));
 	put(o, "checkpoint.skipped %llu\n", ld(&s->checkpoints_skipped));
 	put(o, "checkpoint.one_flush %llu\n", ld(&s->checkpoints_one_flush));
+	put(o, "space.grows %llu\n", ld(&s->grows));
 	put(o, "writeback.clusters %llu\n", ld(&s->wb_clusters));
 	put(o, "writeback.hot %llu\n", ld(&s->wb_hot));
 	put(o, "writeback.hot_written %llu\n", ld(&s->wb_hot_fresh));

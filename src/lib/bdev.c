@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <linux/fs.h>
 
@@ -270,6 +271,22 @@ int czfs_bdev_fd(const struct czfs_bdev *b)
 	if (b->ops != &file_ops)
 		return -1;
 	return container_of(b, const struct file_bdev, b)->fd;
+}
+
+int czfs_bdev_host_room(const struct czfs_bdev *b, uint64_t *bytes)
+{
+	const struct czfs_bdev *f = b->inner ? b->inner : b;
+	int fd = czfs_bdev_fd(b);
+	struct statvfs sv;
+	struct stat st;
+
+	if (fd < 0 || f->ops != &file_ops ||
+	    container_of(f, const struct file_bdev, b)->is_blockdev)
+		return -EOPNOTSUPP;
+	if (fstatvfs(fd, &sv) || fstat(fd, &st))
+		return -errno;
+	*bytes = (uint64_t)sv.f_bavail * sv.f_frsize + (uint64_t)st.st_blocks * 512;
+	return 0;
 }
 
 void czfs_bdev_close(struct czfs_bdev *b)

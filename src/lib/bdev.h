@@ -92,6 +92,11 @@ int czfs_bdev_open(const char *path, unsigned flags, struct czfs_bdev **out);
  * device a wrapper wraps, or -1. */
 int czfs_bdev_fd(const struct czfs_bdev *b);
 
+/* The most a file device (or the one a wrapper wraps) can hold on its
+ * host: the bytes it takes there and the filesystem's free space for
+ * it.  0, -EOPNOTSUPP (a block device, memory, a URL), or -errno. */
+int czfs_bdev_host_room(const struct czfs_bdev *b, uint64_t *bytes);
+
 /*
  * In-memory device of size bytes (grows on write).  It keeps a log of every
  * request; with CZFS_BDEV_DIRECT it rejects unaligned requests with -EINVAL

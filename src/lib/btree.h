@@ -146,6 +146,8 @@ struct czfs_node {
 int czfs_nodecache_create(struct czfs_bdev *bdev, uint64_t max_blocks,
 			  unsigned max_nodes, struct czfs_nodecache **out);
 void czfs_nodecache_destroy(struct czfs_nodecache *nc);	/* accepts NULL */
+/* The image's limit raised (czfs_fs_grow): nodes may lie up to it. */
+void czfs_nodecache_set_limit(struct czfs_nodecache *nc, uint64_t max_blocks);
 
 /*
  * Node readahead, for an image that cannot change while it is open (a

@@ -53,8 +53,10 @@ int czfs_fs_grow(struct czfs_fs *fs, uint64_t max_blocks)
 		}
 	}
 	err = czfs_smap_grow(&fs->smap, max_blocks);
-	if (!err)
+	if (!err) {	/* an open image's nodes may lie past the old limit */
+		czfs_nodecache_set_limit(fs->nc, max_blocks);
 		err = czfs_fs_begin(fs);
+	}
 	if (!err) {
 		fs->tree.max_blocks = max_blocks;
 		err = czfs_fs_commit(fs);

@@ -28,7 +28,7 @@
 struct czfs_nodecache {
 	pthread_mutex_t lock;
 	struct czfs_bdev *bdev;
-	uint64_t max_blocks;
+	_Atomic uint64_t max_blocks;	/* raised by czfs_fs_grow, read unlocked */
 	unsigned max_nodes;
 	struct czfs_node **table;
 	size_t nbuckets;		/* a power of two */
@@ -459,6 +459,11 @@ static int read_node(struct czfs_nodecache *nc, uint64_t blkaddr,
 out_free:
 	node_free(n);
 	return err;
+}
+
+void czfs_nodecache_set_limit(struct czfs_nodecache *nc, uint64_t max_blocks)
+{
+	nc->max_blocks = max_blocks;
 }
 
 void czfs_nodecache_set_readahead(struct czfs_nodecache *nc, unsigned nblocks)

@@ -4,6 +4,7 @@ SPACE_TESTS = \
 	tests/integration/space_blocks.sh \
 	tests/integration/space_falloc.sh \
 	tests/integration/space_host.sh \
-	tests/integration/space_grow.sh
+	tests/integration/space_grow.sh \
+	tests/integration/space_autogrow.sh
 TESTS += $(SPACE_TESTS)
 EXTRA_DIST += $(SPACE_TESTS)

@@ -278,6 +278,40 @@ START_TEST(a_crash_at_any_write_leaves_old_or_new)
 }
 END_TEST
 
+START_TEST(an_open_image_grows_in_place)
+{
+	struct czfs_bdev *b = make_image();
+	struct czfs_fs *fs = open_fs(b, true);
+	uint64_t max, used, blk, size;
+	unsigned count;
+
+	/* given an image whose room below its limit is taken (as data) */
+	ck_assert_int_eq(czfs_fs_begin(fs), 0);
+	czfs_smap_usage(&fs->smap, &max, &used);
+	while (max - used > 16) {
+		ck_assert_int_eq(czfs_smap_alloc(&fs->smap, 1, &blk), 0);
+		czfs_smap_usage(&fs->smap, &max, &used);
+	}
+	ck_assert_int_eq(czfs_fs_commit(fs), 0);
+	/* when its limit is raised while open, and a change needs more */
+	ck_assert_int_eq(czfs_fs_grow(fs, 2 * MAX_BLOCKS), 0);
+	ck_assert_uint_eq(fs->cp.max_blocks, 2 * MAX_BLOCKS);
+	ck_assert_int_eq(change_sizes(fs, 4242, 500), 0);
+	ck_assert_int_eq(czfs_fs_commit(fs), 0);
+	/* then nodes past the old limit are read through the open image
+	 * (its node cache knows the new limit) and after a reopen */
+	ck_assert_uint_gt(fs->cp.image_blocks, MAX_BLOCKS);
+	state(fs, &size, &count);
+	ck_assert_uint_eq(size, 4242);
+	ck_assert_uint_eq(count, BASE_INODES - 1 + 500);
+	fs = reopen_copy(fs, b);
+	ck_assert_uint_eq(fs->cp.max_blocks, 2 * MAX_BLOCKS);
+	state(fs, &size, &count);
+	ck_assert_uint_eq(size, 4242);
+	czfs_fs_close(fs);
+}
+END_TEST
+
 START_TEST(read_only_refuses_changes)
 {
 	struct czfs_fs *fs = open_fs(make_image(), false);
@@ -303,6 +337,7 @@ int main(void)
 	tcase_add_test(tc, a_big_commit_takes_two_flushes);
 	tcase_add_test(tc, a_covered_commit_missing_a_block_gives_the_one_before);
 	tcase_add_test(tc, read_only_refuses_changes);
+	tcase_add_test(tc, an_open_image_grows_in_place);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -27,6 +27,11 @@ void czfs_fuse_ops_ioctl(struct fuse_lowlevel_ops *ops);
 
 /* ---- ops_inode.c ---- */
 
+/* Whether a read of ii now updates its access time (relatime, or as
+ * -o atime= says; never on a read-only mount or with chattr +A). */
+bool czfs_fuse_atime_due(struct czfs_daemon *dm,
+			 const struct czfs_inode_info *ii, time_t now);
+
 /* Map a library error to the errno a FUSE reply carries. */
 int czfs_fuse_errno(int err);
 
@@ -55,10 +60,6 @@ int czfs_fuse_flags_deny(uint32_t flags, bool appending);
 /* Open a file create() just made. */
 int czfs_fuse_open_created(struct czfs_daemon *dm, uint64_t ino,
 			   struct fuse_file_info *fi);
-/* Whether a read of ii now updates its access time (relatime, or as
- * -o atime= says; never on a read-only mount or with chattr +A). */
-bool czfs_fuse_atime_due(struct czfs_daemon *dm,
-			 const struct czfs_inode_info *ii, time_t now);
 /* Close an open file: a release, or an open whose reply failed. */
 void czfs_fuse_release_file(struct czfs_daemon *dm, struct czfs_open_file *of);
 /* Close what the kernel left open (after the session ended). */

@@ -23,7 +23,6 @@
 #include "pagepool.h"
 #include "push.h"
 #include "killpriv.h"
-#include "remount.h"
 #include "stream.h"
 #include "util.h"
 
@@ -243,18 +242,6 @@ static int gather(struct czfs_daemon *dm, struct czfs_stream *stream,
 
 /* Access time as relatime updates it: when older than the last change or
  * than a day.  Stored with the next writeback or checkpoint. */
-bool czfs_fuse_atime_due(struct czfs_daemon *dm,
-			 const struct czfs_inode_info *ii, time_t now)
-{
-	if (dm->opts.ro || dm->opts.atime == CZFS_ATIME_NOATIME ||
-	    czfs_remount_is_ro(dm) || (ii->flags & CZFS_INODE_NOATIME))
-		return false;		/* chattr +A */
-	return dm->opts.atime == CZFS_ATIME_STRICT ||
-	       ii->atime.tv_sec <= ii->mtime.tv_sec ||
-	       ii->atime.tv_sec <= ii->ctime.tv_sec ||
-	       now - ii->atime.tv_sec >= 24 * 3600;
-}
-
 static void touch_atime(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
 	struct timespec now;

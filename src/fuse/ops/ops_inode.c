@@ -19,6 +19,7 @@
 #include "log.h"
 #include "minode.h"
 #include "recompress.h"
+#include "remount.h"
 #include "ops.h"
 #include "room.h"
 #include "stats.h"
@@ -198,13 +199,27 @@ static void czfs_readlink(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_readlink(req, buf);
 }
 
+/* Access time as relatime updates it: when older than the last change or
+ * than a day (ops.h). */
+bool czfs_fuse_atime_due(struct czfs_daemon *dm,
+			 const struct czfs_inode_info *ii, time_t now)
+{
+	if (dm->opts.ro || dm->opts.atime == CZFS_ATIME_NOATIME ||
+	    czfs_remount_is_ro(dm) || (ii->flags & CZFS_INODE_NOATIME))
+		return false;		/* chattr +A */
+	return dm->opts.atime == CZFS_ATIME_STRICT ||
+	       ii->atime.tv_sec <= ii->mtime.tv_sec ||
+	       ii->atime.tv_sec <= ii->ctime.tv_sec ||
+	       now - ii->atime.tv_sec >= 24 * 3600;
+}
+
 #define INODE_COST	256
 
 static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct czfs_daemon *dm = req_daemon(req);
 	const struct czfs_cp_info *cp = &dm->fs->cp;
-	uint64_t max = cp->max_blocks, avail;
+	uint64_t max = cp->max_blocks, avail, beyond;
 	uint64_t used = MIN(max, cp->used_blocks + cp->prealloc_blocks);
 	struct statvfs sv = { 0 };
 
@@ -213,10 +228,12 @@ static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 		used = MIN(max, used + atomic_load(&dm->reserved_blocks));
 	}
 	avail = dm->opts.ro ? max - used : czfs_room_free(dm);
+	/* an image without a fixed limit: as far as the host lets it grow */
+	beyond = dm->opts.ro ? 0 : czfs_room_beyond(dm);
 	sv.f_bsize = sv.f_frsize = CZFS_BLOCK_SIZE;
-	sv.f_blocks = max;
-	sv.f_bfree = max - used;
-	sv.f_bavail = avail;
+	sv.f_blocks = max + beyond;
+	sv.f_bfree = max - used + beyond;
+	sv.f_bavail = avail + beyond;
 	/* Inodes are tree items, not a table: report as many as the image
 	 * could hold if it held nothing else (an inode item and its directory
 	 * entry take about INODE_COST bytes), so that df -i shows use. */

@@ -298,6 +298,8 @@ static int make_node(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t parent,
 		return -ENAMETOOLONG;
 	if (tlen > CZFS_SYMLINK_MAX)
 		return -ENAMETOOLONG;
+	if (czfs_room_free(dm) < 4)	/* before fs->lock: it may commit */
+		czfs_room_grow(dm, 4);
 	err = begin(dm);
 	if (!err)
 		err = get_dir(dm, &h, parent, &p);

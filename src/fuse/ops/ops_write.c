@@ -198,6 +198,9 @@ long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
 		uint64_t n = MIN(size - done, cbytes - pos % cbytes);
 
 		err = write_cluster(dm, mi, &ii, pos, buf + done, n);
+		/* no room: an image without a fixed limit may take more */
+		if (err == -ENOSPC && !czfs_room_grow(dm, 1ull << ii.cluster_shift))
+			err = write_cluster(dm, mi, &ii, pos, buf + done, n);
 		if (!err) {
 			done += n;
 			ii.size = MAX(ii.size, pos + n);
@@ -669,6 +672,13 @@ static void czfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_minode *mi = of->mi;
 	int err = do_fallocate(dm, mi, mode, (uint64_t)off, (uint64_t)len);
+
+	/* refused before anything changed: an image without a fixed limit
+	 * may take more (the promise's size: at most len, rounded) */
+	if (err == -ENOSPC &&
+	    !czfs_room_grow(dm, DIV_ROUND_UP((uint64_t)len, CZFS_BLOCK_SIZE) +
+				(2ull << mi->ii.cluster_shift)))
+		err = do_fallocate(dm, mi, mode, (uint64_t)off, (uint64_t)len);
 
 	/* It changes data as a write does, and the kernel leaves the setuid
 	 * and setgid rules of a write to us here (file_remove_privs). */

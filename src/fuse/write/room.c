@@ -8,6 +8,7 @@
 #include "discard.h"
 #include "fs.h"
 #include "inode.h"
+#include "log.h"
 #include "room.h"
 #include "util.h"
 
@@ -103,6 +104,74 @@ void czfs_room_give_back(struct czfs_daemon *dm, uint64_t blk, uint64_t n)
 	czfs_smap_free(&dm->fs->smap, blk, n);
 }
 
+/* Steps of a raised limit: a quarter of it, at least 64 MiB. */
+#define GROW_MIN_BLOCKS	((64u << 20) / CZFS_BLOCK_SIZE)
+
+/*
+ * The blocks an image that may grow can reach on its host: what the file
+ * takes there and the host's free space, less a keep for the host's own
+ * use and what the image takes there beyond its used blocks (freed,
+ * not punched yet): 0, or -ENOSPC.
+ */
+static int growable(struct czfs_daemon *dm, uint64_t *reach)
+{
+	uint64_t bytes, keep;
+
+	if (!(dm->fs->sb.feature_compat & CZFS_FEATURE_COMPAT_GROW) ||
+	    dm->opts.ro || czfs_bdev_host_room(dm->fs->bdev, &bytes))
+		return -ENOSPC;
+	bytes /= CZFS_BLOCK_SIZE;
+	keep = 256 + bytes / 64;
+	*reach = bytes > keep ? bytes - keep : 0;
+	return 0;
+}
+
+uint64_t czfs_room_beyond(struct czfs_daemon *dm)
+{
+	uint64_t max, used, reach;
+
+	if (growable(dm, &reach))
+		return 0;
+	czfs_smap_usage(&dm->fs->smap, &max, &used);
+	return reach > max ? reach - max : 0;
+}
+
+int czfs_room_grow(struct czfs_daemon *dm, uint64_t need)
+{
+	struct czfs_fs *fs = dm->fs;
+	uint64_t max, used, reach, want;
+	int err = -ENOSPC;
+
+	if (growable(dm, &reach))
+		return -ENOSPC;
+	pthread_mutex_lock(&dm->grow_lock);
+	if (czfs_room_free(dm) >= need) {	/* another thread raised it */
+		err = 0;
+		goto out;
+	}
+	czfs_smap_usage(&fs->smap, &max, &used);
+	want = MIN(max + MAX(MAX(max / 4, GROW_MIN_BLOCKS), need + margin(dm)),
+		   reach);
+	if (want <= max)
+		goto out;
+	czfs_room_commit_begin(dm);
+	pthread_rwlock_wrlock(&fs->lock);
+	err = czfs_fs_grow(fs, want);
+	pthread_rwlock_unlock(&fs->lock);
+	czfs_room_commit_end(dm);
+	if (!err) {
+		atomic_fetch_add(&dm->st.grows, 1);
+		err = czfs_room_free(dm) >= need ? 0 : -ENOSPC;
+	} else {
+		czfs_warn("cannot raise the size limit to %llu blocks: %s",
+			  (unsigned long long)want, strerror(-err));
+		err = -ENOSPC;
+	}
+out:
+	pthread_mutex_unlock(&dm->grow_lock);
+	return err;
+}
+
 int czfs_room_reclaim(struct czfs_daemon *dm)
 {
 	int err;
@@ -110,7 +179,7 @@ int czfs_room_reclaim(struct czfs_daemon *dm)
 	if (!czfs_smap_freed_pending(&dm->fs->smap)) {
 		/* free, but a discard pass holds them for its punch */
 		if (!czfs_smap_held(&dm->fs->smap))
-			return -ENOSPC;
+			return czfs_room_grow(dm, 1);
 		czfs_fs_discard_freed(dm->fs, 1);
 		return 0;
 	}

@@ -61,6 +61,19 @@ int czfs_room_write(struct czfs_daemon *dm, const void *buf, size_t len,
 void czfs_room_give_back(struct czfs_daemon *dm, uint64_t blk, uint64_t n);
 
 /*
+ * An image made without a fixed limit (CZFS_FEATURE_COMPAT_GROW) that
+ * has less than need blocks of room: raise its limit, in steps of a
+ * quarter (at least 64 MiB), as far as the free space of the filesystem
+ * holding the image allows, with a commit.  Called holding no lock of
+ * the daemon's (a writer that found no room, a new name, the mount).
+ * 0 when the room is there now, else -ENOSPC.
+ */
+int czfs_room_grow(struct czfs_daemon *dm, uint64_t need);
+/* The blocks such an image could still take past its limit (the host's
+ * free space less the room inside the limit), for statfs; else 0. */
+uint64_t czfs_room_beyond(struct czfs_daemon *dm);
+
+/*
  * A writeback that found no room, and holds none: when blocks freed
  * since the last checkpoint wait, commit one so that they become usable,
  * or when a discard pass holds some for its punch, wait for it (0: try
