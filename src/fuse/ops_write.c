@@ -643,9 +643,10 @@ static int do_fallocate(struct czfs_daemon *dm, struct czfs_minode *mi, int mode
 	}
 	if (!err) {
 		pthread_mutex_lock(&mi->lock);
+		/* file_modified(), as ext4 and xfs: every mode, KEEP_SIZE
+		 * too, changes mtime with ctime */
 		now(&mi->ii.ctime);
-		if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
-			mi->ii.mtime = mi->ii.ctime;
+		mi->ii.mtime = mi->ii.ctime;
 		pthread_mutex_unlock(&mi->lock);
 		err = czfs_writeback_attr(dm, mi);
 	}
