@@ -472,13 +472,18 @@ static int setattr_flags_deny(struct czfs_minode *mi, int to_set)
 	const int now_only = FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW |
 			     FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
 			     FUSE_SET_ATTR_CTIME | FUSE_SET_ATTR_TOUCH;
+	const int times = FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW |
+			  FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW;
 	struct czfs_inode_info ii;
 	bool touch;
 
 	czfs_mi_attr(mi, &ii);
+	/* utimensat(NULL), the one change of times an append-only file
+	 * takes, sets both to now (utimensat(now, now) comes the same way);
+	 * (omit, now) or (now, omit) is refused, as ext4 does.  A
+	 * chown(-1, -1) sets nothing (ctime only): allowed. */
 	touch = !(to_set & ~now_only) && !(to_set & FUSE_SET_ATTR_TIMES_SET) &&
-		!((to_set & FUSE_SET_ATTR_ATIME) && !(to_set & FUSE_SET_ATTR_ATIME_NOW)) &&
-		!((to_set & FUSE_SET_ATTR_MTIME) && !(to_set & FUSE_SET_ATTR_MTIME_NOW));
+		((to_set & times) == 0 || (to_set & times) == times);
 	return czfs_fuse_flags_deny(ii.flags, touch);
 }
 
