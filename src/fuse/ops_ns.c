@@ -591,6 +591,7 @@ static int rename_names(struct czfs_daemon *dm, struct rename_op *r)
 static int rename_inodes(struct czfs_daemon *dm, struct rename_op *r)
 {
 	bool exchange = r->dst && (r->flags & RENAME_EXCHANGE);
+	struct timespec now;
 	int moved = 1, err;
 
 	moved_dir(dm, r->src, r->fp, r->tp);
@@ -608,9 +609,15 @@ static int rename_inodes(struct czfs_daemon *dm, struct rename_op *r)
 		}
 		moved = 0;		/* a name replaced, none added */
 	}
+	touch(&now);
 	pthread_mutex_lock(&r->src->lock);
-	touch(&r->src->ii.ctime);
+	r->src->ii.ctime = now;
 	pthread_mutex_unlock(&r->src->lock);
+	if (exchange) {		/* both move, as in ext4_cross_rename */
+		pthread_mutex_lock(&r->dst->lock);
+		r->dst->ii.ctime = now;
+		pthread_mutex_unlock(&r->dst->lock);
+	}
 	err = store(dm, r->src);
 	if (!err && exchange)
 		err = store(dm, r->dst);
