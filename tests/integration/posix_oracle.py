@@ -86,6 +86,16 @@ REGRESSIONS = {
         ["chown", "root", "p", 65534, 65533, True],
         ["chmod", "root", "p", 0o6555],
         ["chown", "u1", "p", -1, 65532, True]],
+    "chown(-1, -1) of a setuid regular file kills S_ISUID": [
+        ["mknod", "root", "a", "reg", 0o644, [0, 0]],
+        ["chmod", "root", "a", 0o4755],
+        ["chown", "root", "a", -1, -1, True]],
+    "a chown that kills S_ISUID needs the owner or CAP_FOWNER": [
+        ["mknod", "root", "a", "chr", 0o644, [250, 1]],
+        ["chmod", "root", "a", 0o6555],
+        ["chown", "u2", "a", -1, -1, True],
+        ["mknod", "u1", "b", "fifo", 0o6555, [0, 0]],
+        ["chown", "root-fown", "b", 0, 0, True]],
     "truncate (killing S_ISGID too): mtime = ctime": [
         ["mknod", "u1", "b", "reg", 0o644, [0, 0]],
         ["truncate", "u1", "b", 1],
@@ -694,8 +704,9 @@ class Runner:
         return res, rels, snaps
 
     def run(self, ops, gen=None, nops=0):
-        """Run OPS (or NOPS drawn from GEN); (ops, index, diffs) of the
-        first difference, or (ops, None, None)."""
+        """Run OPS (or NOPS drawn from GEN) on fresh directories: (the
+        ops run, the index of the first one that differed, its diffs, the
+        last snapshots), index and diffs None when none did."""
         bases = self.fresh()
         prevs = [snapshot(b) for b in bases]
         ops = list(ops)
@@ -750,8 +761,7 @@ def known_bug(op, diffs, snaps):
             path = os.path.normpath(os.path.join(os.path.dirname(path),
                                                  info["target"]))
             info = snaps[0].get(path, [{}])[0]
-        mode = int(info.get("perm", "0"), 8)
-        if mode & 0o4000 or mode & 0o2010 == 0o2010:
+        if int(info.get("perm", "0"), 8) & 0o6000:
             return "chown-kill-eperm"
     if "suidgid-chown" in KNOWN_BUGS and is_chown(op):
         for path, field, a, b in diffs:
