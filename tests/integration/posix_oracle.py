@@ -2,9 +2,12 @@
 """Differential POSIX oracle: czfs against a kernel filesystem (issue 31).
 
     posix_oracle.py REF CZFS [--seeds LIST] [--ops N] [--replay FILE]
+                    [--out DIR] [--no-known-bugs]
 
-REF is a directory on the reference filesystem (ext4, tmpfs where ext4
-cannot be had), CZFS one on a czfs mount; run as root.  For each seed a
+REF is a directory on an ext4 mount (posix_oracle.sh makes one), CZFS one
+on a czfs mount, both mounted nodev; run as root.  The REGRESSIONS run
+first, then the seeds (CZFS_ORACLE_SEEDS, CZFS_ORACLE_OPS: the default
+is the CI set, seeds 1-80 of 50 ops).  For each seed a
 random but reproducible sequence of operations runs on both, each in a
 fresh directory, one operation at a time, every one in a forked child
 with the credentials it names (root, root without CAP_FOWNER and
@@ -17,7 +20,7 @@ not since the operation before, mtime equal to ctime, and the values the
 sequence set explicitly) must be the same.  A difference prints the seed
 and the shortest sequence found to show it (ops removed in chunks, then
 one at a time, each try replayed on fresh directories of both) and a
---replay file of it.  LIST: "1-30" or "4,17,99"; N: ops per seed.
+--replay file of it in DIR.  LIST: "1-30" or "4,17,99"; N: ops per seed.
 
 What differs by design, hence not compared (keep this list short):
 - st_blocks: czfs compresses and packs small files; directory st_size:
