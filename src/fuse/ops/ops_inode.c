@@ -491,19 +491,27 @@ static int do_xattr_change(fuse_req_t req, fuse_ino_t ino, const char *name,
 	err = czfs_mi_get(dm, ino, false, &mi);
 	if (err)
 		return err;
+	/* posix_acl_update_mode: an ACL set by someone outside the file's
+	 * group (and without CAP_FSETID) clears setgid, as chmod does */
+	kill_sgid = equiv >= 0 && (mi->ii.mode & S_ISGID) &&
+		    !czfs_caller_in_group_or_capable(req, mi->ii.gid);
 	pthread_rwlock_wrlock(&dm->fs->lock);
 	err = czfs_fs_begin(dm->fs);
 	if (!err && value && equiv != 1) {
 		err = czfs_xattr_set(dm->fs, ino, name, value, size, flags, &delta);
 	} else if (!err) {
 		err = czfs_xattr_remove(dm->fs, ino, name, &delta);
+		/* As the kernel's filesystems (ext4_set_acl): an ACL the mode
+		 * says all of, with none stored, changes the mode, or nothing
+		 * (1) when that stays; removing an ACL that is not there
+		 * succeeds and changes nothing. */
 		if (err == -ENODATA && equiv == 1)
-			err = 0;	/* the mode says it all */
+			err = (mi->ii.mode & 0777) == perm && !kill_sgid;
+		else if (err == -ENODATA && !value &&
+			 (!strcmp(name, CZFS_ACL_ACCESS) ||
+			  !strcmp(name, CZFS_ACL_DEFAULT)))
+			err = 1;
 	}
-	/* posix_acl_update_mode: an ACL set by someone outside the file's
-	 * group (and without CAP_FSETID) clears setgid, as chmod does */
-	kill_sgid = !err && equiv >= 0 && (mi->ii.mode & S_ISGID) &&
-		    !czfs_caller_in_group_or_capable(req, mi->ii.gid);
 	pthread_mutex_lock(&mi->lock);
 	mi->xattr_gen++;	/* what do_getxattr knew is stale */
 	mi->no_caps = false;
@@ -522,7 +530,7 @@ static int do_xattr_change(fuse_req_t req, fuse_ino_t ino, const char *name,
 	pthread_rwlock_unlock(&dm->fs->lock);
 	czfs_flushreq_change(dm);
 	czfs_mi_put(dm, mi);
-	return err;
+	return err > 0 ? 0 : err;
 }
 
 static void czfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,

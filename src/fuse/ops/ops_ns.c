@@ -282,17 +282,33 @@ static int store_acls(struct czfs_daemon *dm, struct czfs_inode_info *ii,
 	return err;
 }
 
+/* Create the new inode ii, not linked yet, with the mode and ACLs that
+ * parent's default ACL or the caller's umask give it (ext4_init_acl). */
+static int create_inode(struct czfs_daemon *dm, fuse_req_t req,
+			uint64_t parent, struct czfs_inode_info *ii)
+{
+	uint8_t dflt[ACL_MAX], acl[ACL_MAX];
+	size_t acl_len;
+	int err, dlen;
+
+	err = inherit_acl(dm, req, parent, ii, dflt, &dlen, acl, &acl_len) ?:
+	      czfs_inode_create(dm->fs, ii);
+	if (!err && (acl_len || (dlen > 0 && S_ISDIR(ii->mode))))
+		err = store_acls(dm, ii, dflt, dlen, acl, acl_len) ?:
+		      czfs_inode_store(dm->fs, ii);
+	return err;
+}
+
 static int make_node(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t parent,
 		     const char *name, mode_t mode, dev_t rdev,
 		     const char *target, uint64_t *ino)
 {
-	size_t len = strlen(name), tlen = target ? strlen(target) : 0, acl_len;
-	uint8_t dflt[ACL_MAX], acl[ACL_MAX];
+	size_t len = strlen(name), tlen = target ? strlen(target) : 0;
 	struct czfs_inode_info ii;
 	struct czfs_minode *p;
 	struct held h = { .n = 0 };
 	unsigned type;
-	int err, dlen;
+	int err;
 
 	if (len > CZFS_NAME_MAX)
 		return -ENAMETOOLONG;
@@ -311,13 +327,8 @@ static int make_node(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t parent,
 		err = -ENOSPC;
 	if (!err) {
 		new_inode(dm, req, &p->ii, name, mode, rdev, &ii);
-		err = inherit_acl(dm, req, parent, &ii, dflt, &dlen, acl, &acl_len);
+		err = create_inode(dm, req, parent, &ii);
 	}
-	if (!err)
-		err = czfs_inode_create(dm->fs, &ii);
-	if (!err && (acl_len || (dlen > 0 && S_ISDIR(ii.mode))))
-		err = store_acls(dm, &ii, dflt, dlen, acl, acl_len) ?:
-		      czfs_inode_store(dm->fs, &ii);
 	if (!err && target)
 		err = store_target(dm, &ii, target, tlen);
 	if (!err)
@@ -595,6 +606,7 @@ static int rename_names(struct czfs_daemon *dm, struct rename_op *r)
 static int rename_inodes(struct czfs_daemon *dm, struct rename_op *r)
 {
 	bool exchange = r->dst && (r->flags & RENAME_EXCHANGE);
+	struct timespec now;
 	int moved = 1, err;
 
 	moved_dir(dm, r->src, r->fp, r->tp);
@@ -612,9 +624,15 @@ static int rename_inodes(struct czfs_daemon *dm, struct rename_op *r)
 		}
 		moved = 0;		/* a name replaced, none added */
 	}
+	touch(&now);
 	pthread_mutex_lock(&r->src->lock);
-	touch(&r->src->ii.ctime);
+	r->src->ii.ctime = now;
 	pthread_mutex_unlock(&r->src->lock);
+	if (exchange) {		/* both move, as in ext4_cross_rename */
+		pthread_mutex_lock(&r->dst->lock);
+		r->dst->ii.ctime = now;
+		pthread_mutex_unlock(&r->dst->lock);
+	}
 	err = store(dm, r->src);
 	if (!err && exchange)
 		err = store(dm, r->dst);
@@ -628,7 +646,8 @@ static int rename_inodes(struct czfs_daemon *dm, struct rename_op *r)
 
 /*
  * RENAME_WHITEOUT (overlayfs on an upper layer): the source name becomes
- * a whiteout, a character device 0:0 with mode 0, as vfs_whiteout makes.
+ * a whiteout, a character device 0:0 with mode 0, as vfs_whiteout makes,
+ * and the access ACL that the directory's default gives it, as ext4's.
  */
 static int leave_whiteout(struct czfs_daemon *dm, struct rename_op *r)
 {
@@ -636,7 +655,7 @@ static int leave_whiteout(struct czfs_daemon *dm, struct rename_op *r)
 	int err;
 
 	new_inode(dm, r->req, &r->fp->ii, r->from, S_IFCHR, makedev(0, 0), &ii);
-	err = czfs_inode_create(dm->fs, &ii);
+	err = create_inode(dm, r->req, r->from_dir, &ii);
 	if (!err)
 		err = czfs_dir_link(dm->fs, r->from_dir, r->from, r->from_len,
 				    ii.ino, DT_CHR);

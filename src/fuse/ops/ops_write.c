@@ -236,9 +236,10 @@ int czfs_fuse_drop_suidgid(struct czfs_daemon *dm, fuse_req_t req,
 		       czfs_caller_kill_priv(req, ii.mode, ii.gid);
 	if (!kill)
 		return 0;
+	/* part of the change that asks it: ctime is that change's own, which
+	 * every caller has just set (a truncate's mtime stays equal to it) */
 	pthread_mutex_lock(&mi->lock);
 	mi->ii.mode &= ~kill;
-	now(&mi->ii.ctime);
 	pthread_mutex_unlock(&mi->lock);
 	return czfs_writeback_attr(dm, mi);
 }
@@ -417,18 +418,15 @@ int czfs_fuse_truncate_open(struct czfs_daemon *dm, struct czfs_minode *mi)
 
 /* ---- setattr ------------------------------------------------------------- */
 
-static void set_time(struct timespec *t, const struct timespec *given, bool is_now)
-{
-	if (is_now)
-		now(t);
-	else
-		*t = *given;
-}
-
-/* Apply the attributes (mi->lock held). */
+/* Apply the attributes (mi->lock held).  One clock reading for every
+ * time set to now: a truncate's or utimensat(NULL)'s times are equal, as
+ * the kernel's filesystems make them. */
 static void apply_attr(struct czfs_inode_info *ii, const struct stat *attr,
 		       int to_set)
 {
+	struct timespec t;
+
+	now(&t);
 	if (to_set & FUSE_SET_ATTR_MODE)
 		ii->mode = (ii->mode & S_IFMT) | (attr->st_mode & 07777);
 	if (to_set & FUSE_SET_ATTR_UID)
@@ -436,13 +434,10 @@ static void apply_attr(struct czfs_inode_info *ii, const struct stat *attr,
 	if (to_set & FUSE_SET_ATTR_GID)
 		ii->gid = attr->st_gid;
 	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW))
-		set_time(&ii->atime, &attr->st_atim, to_set & FUSE_SET_ATTR_ATIME_NOW);
+		ii->atime = to_set & FUSE_SET_ATTR_ATIME_NOW ? t : attr->st_atim;
 	if (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW))
-		set_time(&ii->mtime, &attr->st_mtim, to_set & FUSE_SET_ATTR_MTIME_NOW);
-	if (to_set & FUSE_SET_ATTR_CTIME)
-		ii->ctime = attr->st_ctim;
-	else
-		now(&ii->ctime);
+		ii->mtime = to_set & FUSE_SET_ATTR_MTIME_NOW ? t : attr->st_mtim;
+	ii->ctime = to_set & FUSE_SET_ATTR_CTIME ? attr->st_ctim : t;
 	if ((to_set & FUSE_SET_ATTR_SIZE) && !(to_set & FUSE_SET_ATTR_MTIME))
 		ii->mtime = ii->ctime;
 }
@@ -480,13 +475,18 @@ static int setattr_flags_deny(struct czfs_minode *mi, int to_set)
 	const int now_only = FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW |
 			     FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
 			     FUSE_SET_ATTR_CTIME | FUSE_SET_ATTR_TOUCH;
+	const int times = FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW |
+			  FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW;
 	struct czfs_inode_info ii;
 	bool touch;
 
 	czfs_mi_attr(mi, &ii);
+	/* utimensat(NULL), the one change of times an append-only file
+	 * takes, sets both to now (utimensat(now, now) comes the same way);
+	 * (omit, now) or (now, omit) is refused, as ext4 does.  A
+	 * chown(-1, -1) sets nothing (ctime only): allowed. */
 	touch = !(to_set & ~now_only) && !(to_set & FUSE_SET_ATTR_TIMES_SET) &&
-		!((to_set & FUSE_SET_ATTR_ATIME) && !(to_set & FUSE_SET_ATTR_ATIME_NOW)) &&
-		!((to_set & FUSE_SET_ATTR_MTIME) && !(to_set & FUSE_SET_ATTR_MTIME_NOW));
+		((to_set & times) == 0 || (to_set & times) == times);
 	return czfs_fuse_flags_deny(ii.flags, touch);
 }
 
@@ -656,9 +656,10 @@ static int do_fallocate(struct czfs_daemon *dm, struct czfs_minode *mi, int mode
 	}
 	if (!err) {
 		pthread_mutex_lock(&mi->lock);
+		/* file_modified(), as ext4 and xfs: every mode, KEEP_SIZE
+		 * too, changes mtime with ctime */
 		now(&mi->ii.ctime);
-		if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
-			mi->ii.mtime = mi->ii.ctime;
+		mi->ii.mtime = mi->ii.ctime;
 		pthread_mutex_unlock(&mi->lock);
 		err = czfs_writeback_attr(dm, mi);
 	}
