@@ -36,6 +36,10 @@ What differs by design, hence not compared (keep this list short):
   i a A d (czfs keeps these and c/m, which ext4 lacks; ext4's e is
   masked); utimensat(now, now), as FUSE sends it as utimensat(NULL),
   which an append-only file takes (it is drawn as NULL).
+- a chown(-1, -1) of a setuid or setgid file by a caller neither its
+  owner nor CAP_FOWNER: EPERM on ext4, nothing on czfs.  FUSE sends it
+  as the same empty SETATTR as a writer's file_remove_privs, and the
+  writer must not get EPERM (the WRITE drops the bits).
 - ext4's own ways, which POSIX leaves open: an xattr set to the value it
   has keeps its ctime; a RENAME_WHITEOUT that fails may have moved the
   directories' times; mtime = ctime after an op that sets times twice
@@ -73,11 +77,8 @@ EXPLICIT_NS = 10 ** 18      # times below this one were set by the sequence
 # DELETE each line when its fix is merged (known_bug() says what each
 # matches).
 KNOWN_BUGS = [
-    # chown of a non-directory keeps S_ISUID/S_ISGID that ext4 kills (a
-    # fifo, device or socket always; a regular file on chown(-1, -1))
-    "suidgid-chown",
-    # a chown whose kill of S_ISUID/S_ISGID is a mode change: ext4 gives
-    # EPERM to a caller neither owner nor CAP_FOWNER, czfs lets it chown
+    # by design (see the list above): a stranger's chown(-1, -1) of a
+    # setuid or setgid file, EPERM on ext4, changes nothing on czfs
     "chown-kill-eperm",
 ]
 
@@ -443,10 +444,17 @@ def relations(snap, prev, op, res):
     untimed = op[0] == "rename" and op[4] & RENAME_WHITEOUT and res != "ok"
     for rel in sorted(snap):
         first.setdefault(snap[rel][2], rel)
+    # times relate to the same inode's before, wherever it was (a rename
+    # moves it, a link adds a name): never to another's
+    before = {}
+    for rel in sorted(prev):
+        before.setdefault(prev[rel][2], prev[rel])
     out = {}
     for rel, (info, (at, mt, ct), ino) in snap.items():
         d = dict(info)
-        old = prev.get(rel)
+        old = before.get(ino)
+        if old is not None and old[0]["type"] != info["type"]:
+            old = None      # a number freed and taken again in one op
         d["linked"] = first[ino]
         if rel == timed and not (info["type"] == "l" and op[5]):
             d["atime"] = at if at < EXPLICIT_NS else "now"
@@ -752,10 +760,16 @@ def is_chown(op):
     return op[0] == "chown" or op[0] == "open" and op[5][0] == "fchown"
 
 
+def is_nochange_chown(op):
+    """chown(-1, -1) or fchown(-1, -1)."""
+    ids = op[3:5] if op[0] == "chown" else op[5][1:3] if is_chown(op) else []
+    return list(ids) == [-1, -1]
+
+
 def known_bug(op, diffs, snaps):
     """The name of the KNOWN_BUGS entry that explains DIFFS, or None."""
     res = [d for d in diffs if d[1] == "result"]
-    if "chown-kill-eperm" in KNOWN_BUGS and is_chown(op) and res and \
+    if "chown-kill-eperm" in KNOWN_BUGS and is_nochange_chown(op) and res and \
             "EPERM" in json.dumps(res[0][2]) and \
             "EPERM" not in json.dumps(res[0][3]):
         path = os.path.normpath(op[2])

@@ -152,6 +152,8 @@ static int do_setflags(fuse_req_t req, fuse_ino_t ino, unsigned fs_flags,
 		err = czfs_writeback_attr(dm, mi);
 	}
 	czfs_mi_put(dm, mi);
+	if (!err)	/* the ioctl's reply carries no attributes */
+		czfs_writeback_notify_attrs(dm, ino);
 	return err;
 }
 

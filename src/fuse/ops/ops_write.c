@@ -223,6 +223,20 @@ long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return done ? (long)done : err;
 }
 
+/* The mode bits kill dropped from mi: part of the change that asks it,
+ * whose ctime is its own, which every caller has just set (a truncate's
+ * mtime stays equal to it).  0 or -errno. */
+static int drop_bits(struct czfs_daemon *dm, struct czfs_minode *mi,
+		     uint32_t kill)
+{
+	if (!kill)
+		return 0;
+	pthread_mutex_lock(&mi->lock);
+	mi->ii.mode &= ~kill;
+	pthread_mutex_unlock(&mi->lock);
+	return czfs_writeback_attr(dm, mi);
+}
+
 int czfs_fuse_drop_suidgid(struct czfs_daemon *dm, fuse_req_t req,
 			   struct czfs_minode *mi, bool asked)
 {
@@ -234,14 +248,7 @@ int czfs_fuse_drop_suidgid(struct czfs_daemon *dm, fuse_req_t req,
 		return 0;
 	kill = asked ? czfs_caller_kill_suidgid(req, ii.mode, ii.gid) :
 		       czfs_caller_kill_priv(req, ii.mode, ii.gid);
-	if (!kill)
-		return 0;
-	/* part of the change that asks it: ctime is that change's own, which
-	 * every caller has just set (a truncate's mtime stays equal to it) */
-	pthread_mutex_lock(&mi->lock);
-	mi->ii.mode &= ~kill;
-	pthread_mutex_unlock(&mi->lock);
-	return czfs_writeback_attr(dm, mi);
+	return drop_bits(dm, mi, kill);
 }
 
 static void czfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
@@ -490,6 +497,50 @@ static int setattr_flags_deny(struct czfs_minode *mi, int to_set)
 	return czfs_fuse_flags_deny(ii.flags, touch);
 }
 
+/*
+ * Setuid and setgid dropped by a setattr, before it applies: by the group
+ * the file had (the kernel's setattr_should_drop_sgid rules before the
+ * change).  With FUSE_HANDLE_KILLPRIV_V2 the kernel asks it of a chown
+ * and a truncate.  On a chown the drop is a change of mode, which the
+ * kernel allows only the owner or CAP_FOWNER (setattr_prepare) but
+ * leaves to us: anyone else gets EPERM.
+ *
+ * chown(-1, -1) drops them too on a local filesystem (chown_common), but
+ * reaches us as a SETATTR that sets nothing and does not ask: so does a
+ * writer's file_remove_privs, whose WRITE then asks.  From the owner or
+ * CAP_FOWNER such a SETATTR drops them; from anyone else it is taken for
+ * a writer's, and the WRITE drops them (a stranger's chown(-1, -1), which
+ * ext4 refuses with EPERM, then changes nothing: posix_oracle.py).
+ */
+static int setattr_drop(struct czfs_daemon *dm, fuse_req_t req,
+			struct czfs_minode *mi, int to_set, gid_t gid)
+{
+	bool chown = to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
+	struct czfs_inode_info ii;
+	uint32_t kill;
+	bool owner;
+
+	czfs_mi_attr(mi, &ii);
+	if (!(ii.mode & (S_ISUID | S_ISGID)) || S_ISDIR(ii.mode) ||
+	    !czfs_killpriv_on())
+		return 0;
+	owner = fuse_req_ctx(req)->uid == ii.uid ||
+		czfs_caller_has_cap(req, CZFS_CAP_FOWNER);
+	if (!czfs_killpriv_asked()) {	/* an empty SETATTR */
+		if ((to_set & ~FUSE_SET_ATTR_CTIME) || !owner)
+			return 0;
+	}
+	kill = czfs_caller_kill_suidgid(req, ii.mode, ii.gid);
+	if (kill && chown && !owner)
+		return -EPERM;
+	/* a chown whose drop changes the mode: setgid judged by the new
+	 * group too, as setattr_prepare judges a mode change's */
+	if (kill && (to_set & FUSE_SET_ATTR_GID) && (ii.mode & S_ISGID) &&
+	    !czfs_caller_in_group_or_capable(req, gid))
+		kill |= S_ISGID;
+	return drop_bits(dm, mi, kill);
+}
+
 static int do_setattr(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t ino,
 		      struct stat *attr, int to_set, struct czfs_inode_info *out)
 {
@@ -513,10 +564,8 @@ static int do_setattr(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t ino,
 			czfs_mi_writer_end(mi);
 		}
 	}
-	/* A chown or a truncate that asks it: by the group the file had
-	 * (the kernel's setattr_should_drop_sgid rules before the change). */
-	if (!err && czfs_killpriv_asked())
-		err = czfs_fuse_drop_suidgid(dm, req, mi, true);
+	if (!err)
+		err = setattr_drop(dm, req, mi, to_set, attr->st_gid);
 	if (!err) {
 		pthread_mutex_lock(&mi->lock);
 		apply_attr(&mi->ii, attr, to_set);

@@ -207,30 +207,31 @@ static int decode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	return err;
 }
 
-int czfs_load_lookup(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		     struct czfs_cluster_batch *b)
+int czfs_load_items(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		    uint64_t first, unsigned n, struct czfs_cluster_info *ci,
+		    void *inl)
 {
 	int err;
 
-	b->version = atomic_load(&dm->items_version);
 	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_cluster_lookup(dm->fs, ii, b->first, b->n, b->ci, b->inl);
+	err = czfs_cluster_lookup(dm->fs, ii, first, n, ci, inl);
 	pthread_rwlock_unlock(&dm->fs->lock);
 	return err;
+}
+
+int czfs_load_lookup(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		     struct czfs_cluster_batch *b)
+{
+	b->version = atomic_load(&dm->items_version);
+	return czfs_load_items(dm, ii, b->first, b->n, b->ci, b->inl);
 }
 
 int czfs_load_refresh(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		      struct czfs_cluster_batch *b, unsigned i)
 {
-	int err;
-
 	if (atomic_load(&dm->items_version) == b->version)
 		return 0;
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_cluster_lookup(dm->fs, ii, b->first + i, 1, &b->ci[i],
-				  b->inl[i]);
-	pthread_rwlock_unlock(&dm->fs->lock);
-	return err;
+	return czfs_load_items(dm, ii, b->first + i, 1, &b->ci[i], b->inl[i]);
 }
 
 static bool is_extent(const struct czfs_cluster_info *ci)
@@ -629,9 +630,7 @@ int czfs_load_complete(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	}
 	/* the blocks it lacks are the same in every item since its creation:
 	 * writeback keeps them, and only writes into it would change them */
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_cluster_lookup(dm->fs, ii, e->idx, 1, &ci, inl);
-	pthread_rwlock_unlock(&dm->fs->lock);
+	err = czfs_load_items(dm, ii, e->idx, 1, &ci, inl);
 	if (!err)
 		err = czfs_cluster_read(dm->fs, t->codec, &ci, scratch, data, cbytes);
 	if (err) {

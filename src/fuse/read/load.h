@@ -37,6 +37,13 @@ struct czfs_cluster_batch {
 	uint8_t inl[CZFS_BATCH_MAX][CZFS_INLINE_MAX];
 };
 
+/* The items of clusters first .. first + n - 1 of ii (inline bytes into
+ * inl), looked up under fs->lock shared: czfs_cluster_lookup's returns.
+ * The one locked item lookup of the daemon. */
+int czfs_load_items(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		    uint64_t first, unsigned n, struct czfs_cluster_info *ci,
+		    void *inl);
+
 /* Fill b->ci for b->first, b->n with one walk of the tree, and b->version:
  * 0 or -errno. */
 int czfs_load_lookup(struct czfs_daemon *dm, const struct czfs_inode_info *ii,

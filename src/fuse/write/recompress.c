@@ -80,13 +80,8 @@ static int lookup(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t idx,
 		  struct czfs_inode_info *ii, struct czfs_cluster_info *ci,
 		  void *inl)
 {
-	int err;
-
 	czfs_mi_attr(mi, ii);
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_cluster_lookup(dm->fs, ii, idx, 1, ci, inl);
-	pthread_rwlock_unlock(&dm->fs->lock);
-	return err;
+	return czfs_load_items(dm, ii, idx, 1, ci, inl);
 }
 
 /*
@@ -257,9 +252,7 @@ static int compact_runs(struct czfs_daemon *dm, struct czfs_minode *mi)
 		bool found;	/* a damaged item: the window is skipped */
 
 		czfs_mi_attr(mi, &ii);
-		pthread_rwlock_rdlock(&dm->fs->lock);
-		found = !czfs_cluster_lookup(dm->fs, &ii, first, w, ci, inl);
-		pthread_rwlock_unlock(&dm->fs->lock);
+		found = !czfs_load_items(dm, &ii, first, w, ci, inl);
 		for (unsigned k = 0; found && !err && k < w; k++) {
 			if (ci[k].kind != CZFS_CLUSTER_SLICE)
 				continue;

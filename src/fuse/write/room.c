@@ -8,6 +8,7 @@
 #include "discard.h"
 #include "fs.h"
 #include "inode.h"
+#include "load.h"
 #include "log.h"
 #include "room.h"
 #include "util.h"
@@ -55,9 +56,7 @@ bool czfs_room_promised(struct czfs_daemon *dm,
 
 	if (!ii->prealloc)
 		return false;
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_cluster_lookup(dm->fs, ii, idx, 1, &ci, inl);
-	pthread_rwlock_unlock(&dm->fs->lock);
+	err = czfs_load_items(dm, ii, idx, 1, &ci, inl);
 	return !err && ci.prealloc;
 }
 

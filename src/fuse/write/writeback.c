@@ -141,9 +141,7 @@ static bool wb_is_hot(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 
 	if (n <= 1 || ((w->wmask & all) == all && !log_tail))
 		return false;		/* written whole: no lookup needed */
-	pthread_rwlock_rdlock(&dm->fs->lock);
-	err = czfs_cluster_lookup(dm->fs, ii, w->e->idx, 1, old, old_map);
-	pthread_rwlock_unlock(&dm->fs->lock);
+	err = czfs_load_items(dm, ii, w->e->idx, 1, old, old_map);
 	return !err && czfs_cluster_hot(old, w->wmask, w->e->len, log_tail);
 }
 
@@ -459,8 +457,7 @@ static int encode_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 	return err;
 }
 
-/* The block count changed: the kernel's cached attributes are stale. */
-static void notify_attrs(struct czfs_daemon *dm, uint64_t ino)
+void czfs_writeback_notify_attrs(struct czfs_daemon *dm, uint64_t ino)
 {
 	if (!atomic_load(&dm->serving))
 		return;
@@ -531,7 +528,7 @@ static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi,
 	 * a journal's header): nothing the kernel keeps changed, and the
 	 * notification is a system call */
 	if (!err && blocks_changed(mi, &ii))
-		notify_attrs(dm, mi->ino);
+		czfs_writeback_notify_attrs(dm, mi->ino);
 	if (err) {
 		czfs_err("inode %llu: writeback failed: %s",
 			 (unsigned long long)mi->ino, strerror(-err));
@@ -596,7 +593,7 @@ static void pack_finish(struct czfs_daemon *dm, struct czfs_wbpack *pk)
 		struct wb_item w = { .e = m->e, .seq = m->seq, .done = m->done };
 
 		if (m->done)
-			notify_attrs(dm, m->mi->ino);
+			czfs_writeback_notify_attrs(dm, m->mi->ino);
 		wb_finish(dm, m->mi, &w, 1, 0);
 		pthread_mutex_unlock(&m->mi->wb_lock);
 		czfs_mi_put(dm, m->mi);		/* the dirty list's hold */

@@ -56,4 +56,9 @@ void czfs_writeback_dirty(struct czfs_daemon *dm);
 /* Packs of the dirty small files alone: before a writer's throttle. */
 void czfs_writeback_packs(struct czfs_daemon *dm);
 
+/* Make the kernel drop the attributes it keeps of ino: they changed
+ * without a reply that told it (a writeback's block count, chattr's
+ * ctime).  Takes no lock. */
+void czfs_writeback_notify_attrs(struct czfs_daemon *dm, uint64_t ino);
+
 #endif /* CZFS_WRITEBACK_H */
