@@ -79,6 +79,9 @@ static const char usage_text[] =
 "    -o reclaim=keep|punch  evicted clusters keep their memory in the pool\n"
 "                           (default) or give it back (low-memory mode)\n"
 "    -o workers=N           prefetch threads (default: online CPUs)\n"
+"    -o sync_prefetch       no workers: a reader loads its prefetch window\n"
+"                           itself before its reply (requests that do not\n"
+"                           depend on scheduling, for tests)\n"
 "    -o readahead=SIZE      largest prefetch window (default 4M)\n"
 "    -o kernel_readahead=SIZE  readahead of the mount in the kernel: the size\n"
 "                           of FUSE read requests (default 1M; 0: leave it)\n"
@@ -148,6 +151,7 @@ static const struct fuse_opt czfs_opts[] = {
 	FUSE_OPT_KEY("map_scattered=", KEY_SCATTERED),
 	FUSE_OPT_KEY("reclaim=", KEY_RECLAIM),
 	CZFS_OPT("unaligned_requests", unaligned),
+	CZFS_OPT("sync_prefetch", sync_prefetch),
 	CZFS_OPT("no_zero_detect", no_zero_detect),
 	CZFS_OPT("nodiscard", nodiscard),
 	CZFS_OPT("nopack", nopack),
@@ -581,7 +585,8 @@ static int daemon_start_threads(struct czfs_daemon *dm)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int err;
 
-	err = czfs_prefetch_start(dm, dm->opts.workers ? dm->opts.workers :
+	err = czfs_prefetch_start(dm, dm->opts.sync_prefetch ? 0 :
+				  dm->opts.workers ? dm->opts.workers :
 				  (unsigned)MAX(cpus, 1));
 	if (!err && !dm->opts.ro)
 		err = czfs_flusher_start(dm);
