@@ -696,6 +696,7 @@ int mk_image_write(struct czfs_bdev *bdev, const struct mk_tree *t,
 	if (!err)
 		err = write_inodes(&im, p);
 	mk_progress_end(pr);
+	st->read_bytes = mk_pipe_read_bytes(p);
 	perr = mk_pipe_stop(p);	/* prints the reader's error, if any */
 	if (perr && perr != -ECANCELED) {
 		err = perr;

@@ -39,6 +39,7 @@ struct mk_image_opts {
 struct mk_image_stats {
 	uint64_t image_blocks;		/* the image file's length in blocks */
 	uint64_t need_blocks;		/* -ENOSPC: what the content needs */
+	uint64_t read_bytes;		/* read from the files (mk_pipe) */
 	bool reported;			/* the error's message was printed */
 	struct mk_pack_stats pack;	/* what packing did */
 	struct mk_run_stats runs;	/* what runs of slices did */

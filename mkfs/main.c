@@ -539,6 +539,8 @@ static int run(struct mk_run *r)
 				    r->tree.bytes,
 				    r->st.image_blocks << CZFS_BLOCK_SHIFT);
 	if (!err && !r->o.quiet) {
+		printf("mkfs.czfs: read %llu bytes of the files (holes are not read)\n",
+		       (unsigned long long)r->st.read_bytes);
 		pack_summary(&r->st.pack);
 		run_summary(&r->st.runs);
 		tree_summary(&r->st.tree);

@@ -58,6 +58,7 @@ struct mk_pipe {
 	struct mk_packer *pk;		/* NULL: no packing */
 	struct mk_prefetch *pf;		/* NULL: none (it is only a hint) */
 	uint64_t next_seq;		/* of the next pack */
+	uint64_t read_bytes;		/* read from the files (atomic) */
 };
 
 /* End the pipe: at its end (eof) or stopped, with err if not 0. */
@@ -139,6 +140,7 @@ static int read_full(struct mk_pipe *p, const struct mk_inode *ip, int fd,
 			continue;
 		if (n < 0)
 			return read_fail(p, ip, -errno);
+		__atomic_add_fetch(&p->read_bytes, (uint64_t)n, __ATOMIC_RELAXED);
 		if (n == 0) {
 			fprintf(stderr, "mkfs.czfs: warning: %s/%s shrank while read\n",
 				p->t->root, ip->path);
@@ -576,6 +578,11 @@ int mk_pipe_start(const struct mk_tree *t, const struct mk_pipe_opts *o,
 	}
 	*out = p;
 	return 0;
+}
+
+uint64_t mk_pipe_read_bytes(const struct mk_pipe *p)
+{
+	return __atomic_load_n(&p->read_bytes, __ATOMIC_RELAXED);
 }
 
 int mk_pipe_stop(struct mk_pipe *p)

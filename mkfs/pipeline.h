@@ -65,6 +65,10 @@ int mk_pipe_start(const struct mk_tree *t, const struct mk_pipe_opts *o,
 struct mk_chunk *mk_pipe_next(struct mk_pipe *p);
 void mk_pipe_release(struct mk_pipe *p, struct mk_chunk *c);
 
+/* The bytes read from the files so far (the holes of sparse files are
+ * not read); all of them once mk_pipe_next() has returned NULL. */
+uint64_t mk_pipe_read_bytes(const struct mk_pipe *p);
+
 /*
  * Stop every thread and free the pipe.  Returns 0, -ECANCELED when it was
  * stopped before the end, or the first error of the reader or a worker,

@@ -21,6 +21,12 @@ struct mk_prefetch {
 	pthread_cond_t cv;
 	uint64_t reader_at;		/* the inode the reader is on */
 	bool stop;
+	/* the thread's quiescent points, for mk_prefetch_settle */
+	bool waiting;			/* for the reader to pass wait_lag */
+	uint64_t wait_lag;
+	bool done;			/* every inode seen */
+	pthread_cond_t idle_cv;		/* waiting or done became true */
+	uint64_t advised;		/* files advised so far */
 	pthread_t thread;
 };
 
@@ -59,8 +65,13 @@ static bool wait_reader(struct mk_prefetch *pf, uint64_t lag, uint64_t *at)
 	bool go;
 
 	pthread_mutex_lock(&pf->lock);
-	while (!pf->stop && pf->reader_at <= lag)
+	while (!pf->stop && pf->reader_at <= lag) {
+		pf->waiting = true;
+		pf->wait_lag = lag;
+		pthread_cond_broadcast(&pf->idle_cv);
 		pthread_cond_wait(&pf->cv, &pf->lock);
+	}
+	pf->waiting = false;
 	*at = pf->reader_at;
 	go = !pf->stop;
 	pthread_mutex_unlock(&pf->lock);
@@ -101,7 +112,12 @@ static void *prefetch_main(void *arg)
 		}
 		advise(pf, pf->t->inodes[i], len);
 		pending += len;
+		__atomic_add_fetch(&pf->advised, 1, __ATOMIC_RELAXED);
 	}
+	pthread_mutex_lock(&pf->lock);
+	pf->done = true;
+	pthread_cond_broadcast(&pf->idle_cv);
+	pthread_mutex_unlock(&pf->lock);
 	return NULL;
 }
 
@@ -118,10 +134,12 @@ int mk_prefetch_start(const struct mk_tree *t, uint64_t ahead,
 	pf->ahead = ahead;
 	pthread_mutex_init(&pf->lock, NULL);
 	pthread_cond_init(&pf->cv, NULL);
+	pthread_cond_init(&pf->idle_cv, NULL);
 	err = -pthread_create(&pf->thread, NULL, prefetch_main, pf);
 	if (err) {
 		pthread_mutex_destroy(&pf->lock);
 		pthread_cond_destroy(&pf->cv);
+		pthread_cond_destroy(&pf->idle_cv);
 		free(pf);
 		return err;
 	}
@@ -135,8 +153,22 @@ void mk_prefetch_at(struct mk_prefetch *pf, uint64_t i)
 		return;
 	pthread_mutex_lock(&pf->lock);
 	__atomic_store_n(&pf->reader_at, i, __ATOMIC_RELAXED);
+	if (pf->waiting && i > pf->wait_lag)
+		pf->waiting = false;	/* it goes on: not quiet any more */
 	pthread_cond_signal(&pf->cv);
 	pthread_mutex_unlock(&pf->lock);
+}
+
+uint64_t mk_prefetch_settle(struct mk_prefetch *pf)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&pf->lock);
+	while (!pf->waiting && !pf->done)
+		pthread_cond_wait(&pf->idle_cv, &pf->lock);
+	n = __atomic_load_n(&pf->advised, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&pf->lock);
+	return n;
 }
 
 void mk_prefetch_stop(struct mk_prefetch *pf)
@@ -150,5 +182,6 @@ void mk_prefetch_stop(struct mk_prefetch *pf)
 	pthread_join(pf->thread, NULL);
 	pthread_mutex_destroy(&pf->lock);
 	pthread_cond_destroy(&pf->cv);
+	pthread_cond_destroy(&pf->idle_cv);
 	free(pf);
 }

@@ -29,6 +29,13 @@ int mk_prefetch_start(const struct mk_tree *t, uint64_t ahead,
  */
 void mk_prefetch_at(struct mk_prefetch *pf, uint64_t i);
 
+/*
+ * Wait until the thread is quiet: waiting for the reader to move on, or
+ * past the last inode.  Returns the files advised so far.  For tests (a
+ * quiescent point instead of a sleep); from the reader's thread.
+ */
+uint64_t mk_prefetch_settle(struct mk_prefetch *pf);
+
 /* Stop the thread, wait for it, free pf (NULL is fine). */
 void mk_prefetch_stop(struct mk_prefetch *pf);
 

@@ -30,7 +30,7 @@ struct czfs_pool {
 	/* reserve: a stack of single pages */
 	uint32_t *reserve;
 	uint32_t reserve_size, reserve_fill;
-	uint64_t reserve_hits, alloc_fail;
+	uint64_t reserve_hits, alloc_fail, waits;
 };
 
 static void list_push(struct czfs_pool *p, uint32_t page, unsigned order)
@@ -246,6 +246,7 @@ int czfs_pool_wait(struct czfs_pool *p, unsigned timeout_ms)
 		until.tv_nsec -= 1000000000;
 	}
 	pthread_mutex_lock(&p->lock);
+	p->waits++;
 	seen = p->frees;
 	while (p->frees == seen && !err)
 		err = pthread_cond_timedwait(&p->freed, &p->lock, &until);
@@ -289,6 +290,7 @@ void czfs_pool_get_stats(struct czfs_pool *p, struct czfs_pool_stats *st)
 	st->reserve_fill = p->reserve_fill;
 	st->reserve_hits = p->reserve_hits;
 	st->alloc_fail = p->alloc_fail;
+	st->waits = p->waits;
 	pthread_mutex_unlock(&p->lock);
 }
 

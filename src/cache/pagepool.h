@@ -39,6 +39,7 @@ struct czfs_pool_stats {
 	uint64_t reserve_size, reserve_fill;
 	uint64_t reserve_hits;		/* temp pages served by the reserve */
 	uint64_t alloc_fail;		/* allocations that found no page */
+	uint64_t waits;			/* czfs_pool_wait calls */
 };
 
 /*

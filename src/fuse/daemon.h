@@ -66,6 +66,8 @@ struct czfs_mount_opts {
 					 * do not copy them through a buffer */
 	uint64_t max_request;		/* backing request size, bytes */
 	int unaligned;			/* cut requests from each run's start */
+	int sync_prefetch;		/* a reader runs its stream's window
+					 * itself, before its reply (tests) */
 	int no_zero_detect;		/* all-zero clusters are stored too */
 	int nodiscard;			/* freed blocks stay allocated on the host */
 	int nopack;			/* small files written back alone */

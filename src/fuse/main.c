@@ -204,7 +204,8 @@ static int daemon_start_threads(struct czfs_daemon *dm)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int err;
 
-	err = czfs_prefetch_start(dm, dm->opts.workers ? dm->opts.workers :
+	err = czfs_prefetch_start(dm, dm->opts.sync_prefetch ? 0 :
+				  dm->opts.workers ? dm->opts.workers :
 				  (unsigned)MAX(cpus, 1));
 	if (!err && !dm->opts.ro)
 		err = czfs_flusher_start(dm);

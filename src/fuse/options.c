@@ -56,6 +56,9 @@ static const char usage_text[] =
 "    -o reclaim=keep|punch  evicted clusters keep their memory in the pool\n"
 "                           (default) or give it back (low-memory mode)\n"
 "    -o workers=N           prefetch threads (default: online CPUs)\n"
+"    -o sync_prefetch       no workers: a reader loads its prefetch window\n"
+"                           itself before its reply (requests that do not\n"
+"                           depend on scheduling, for tests)\n"
 "    -o readahead=SIZE      largest prefetch window (default 4M)\n"
 "    -o kernel_readahead=SIZE  readahead of the mount in the kernel: the size\n"
 "                           of FUSE read requests (default 1M; 0: leave it)\n"
@@ -128,6 +131,7 @@ static const struct fuse_opt czfs_opts[] = {
 	FUSE_OPT_KEY("map_scattered=", KEY_SCATTERED),
 	FUSE_OPT_KEY("reclaim=", KEY_RECLAIM),
 	CZFS_OPT("unaligned_requests", unaligned),
+	CZFS_OPT("sync_prefetch", sync_prefetch),
 	CZFS_OPT("no_zero_detect", no_zero_detect),
 	CZFS_OPT("nodiscard", nodiscard),
 	CZFS_OPT("nopack", nopack),

@@ -169,9 +169,9 @@ static void remote_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "remote.url %s\n", dm->opts.image_shown);
 	put(o, "remote.requests %llu\nremote.bytes %llu\n"
 	    "remote.bytes_per_request %llu\nremote.retries %llu\n"
-	    "remote.errors %llu\n", reqs, rld(&r->bytes),
+	    "remote.errors %llu\nremote.waits %llu\n", reqs, rld(&r->bytes),
 	    reqs ? rld(&r->bytes) / reqs : 0,
-	    rld(&r->retries), rld(&r->errors));
+	    rld(&r->retries), rld(&r->errors), rld(&r->waits));
 	put(o, "remote.cache_hits %llu\nremote.cache_misses %llu\n"
 	    "remote.cache_bytes %llu\n", rld(&r->cache_hits),
 	    rld(&r->cache_misses),

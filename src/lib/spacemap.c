@@ -146,15 +146,16 @@ static uint64_t run_starts(uint64_t a, unsigned n)
 /*
  * First run of n available blocks inside [from, to), or NO_RUN.  Full
  * words are skipped or counted whole; a run may span any number of words.
+ * The words looked at add to sm->searched_words.
  */
-static uint64_t find_run(const struct czfs_smap *sm, uint64_t from,
-			 uint64_t to, uint64_t n)
+static uint64_t find_run(struct czfs_smap *sm, uint64_t from, uint64_t to,
+			 uint64_t n)
 {
-	uint64_t run_start = 0, run_len = 0;
+	uint64_t run_start = 0, run_len = 0, found = NO_RUN, w;
 
 	if (from >= to || to - from < n)
 		return NO_RUN;
-	for (uint64_t w = from / 64; w * 64 < to; w++) {
+	for (w = from / 64; w * 64 < to; w++) {
 		uint64_t a = avail_word(sm, w, from, to), m;
 		unsigned low, high;
 
@@ -162,8 +163,10 @@ static uint64_t find_run(const struct czfs_smap *sm, uint64_t from,
 			if (!run_len)
 				run_start = w * 64;
 			run_len += 64;
-			if (run_len >= n)
-				return run_start;
+			if (run_len >= n) {
+				found = run_start;
+				break;
+			}
 			continue;
 		}
 		if (!a) {
@@ -171,16 +174,21 @@ static uint64_t find_run(const struct czfs_smap *sm, uint64_t from,
 			continue;
 		}
 		low = __builtin_ctzll(~a);
-		if (run_len && run_len + low >= n)
-			return run_start;
+		if (run_len && run_len + low >= n) {
+			found = run_start;
+			break;
+		}
 		m = n <= 64 ? run_starts(a, (unsigned)n) : 0;
-		if (m)
-			return w * 64 + __builtin_ctzll(m);
+		if (m) {
+			found = w * 64 + __builtin_ctzll(m);
+			break;
+		}
 		high = __builtin_clzll(~a);
 		run_len = high;
 		run_start = w * 64 + 64 - high;
 	}
-	return NO_RUN;
+	sm->searched_words += w - from / 64 + (found != NO_RUN);
+	return found;
 }
 
 int smap_alloc_locked(struct czfs_smap *sm, uint64_t n, uint64_t *blkaddr)

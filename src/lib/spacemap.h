@@ -49,6 +49,8 @@ struct czfs_smap {
 	uint64_t *fresh;		/* marked used since the last commit
 					 * (czfs_smap_fresh) */
 	uint64_t cursor;		/* next-fit search start */
+	uint64_t searched_words;	/* bitmap words the allocator looked
+					 * at, ever: its work, for tests */
 	uint64_t low_freed;		/* lowest block freed since the last
 					 * commit, 0 = none */
 	uint64_t freed_pending;		/* blocks freed since the last commit */

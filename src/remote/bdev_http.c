@@ -251,12 +251,13 @@ static int claim(struct http_bdev *hb, uint64_t c, bool wait)
 
 	pthread_mutex_lock(&hb->lock);
 	gen = hb->fail_gen;
-	while (in_flight(hb, c)) {
+	if (in_flight(hb, c)) {
 		mine = 0;
-		if (!wait)
-			break;
-		pthread_cond_wait(&hb->fetched, &hb->lock);
+		if (wait)
+			atomic_fetch_add(&hb->rs.waits, 1);
 	}
+	while (wait && in_flight(hb, c))
+		pthread_cond_wait(&hb->fetched, &hb->lock);
 	if (in_mem(hb, c))
 		mine = 0;
 	else if (!mine && wait)

@@ -38,6 +38,8 @@ struct czfs_remote_stats {
 	atomic_ullong bytes;		/* body bytes they brought */
 	atomic_ullong retries;		/* tries after a failure */
 	atomic_ullong errors;		/* reads that failed after all tries */
+	atomic_ullong waits;		/* fetches of a chunk another thread
+					 * was fetching: waited for instead */
 	atomic_ullong cache_hits, cache_misses;	/* range cache, in chunks */
 	atomic_ullong cache_bytes;	/* bytes served from the cache */
 	atomic_ullong lat[CZFS_REMOTE_LAT_BUCKETS];

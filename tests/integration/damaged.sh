@@ -28,7 +28,7 @@ PY
 expect_refused() {
 	local out st=0
 	mkdir -p "$T/mnt"
-	out=$(timeout 20 "$FUSE" "$1" "$T/mnt" -f 2>&1) || st=$?
+	out=$(timeout 120 "$FUSE" "$1" "$T/mnt" -f 2>&1) || st=$?	# hang guard
 	[ "$st" -ne 0 ] || fail "damaged image $1 mounted"
 	[ "$st" -ne 124 ] || fail "czfs-fuse hung on $1"
 	[ "$st" -lt 128 ] || fail "czfs-fuse crashed on $1 (status $st): $out"
@@ -114,7 +114,7 @@ for i in $(seq 1 "${CZFS_FLIPS:-30}"); do
 	flip "$T/bad" "$off"
 	"$FUSE" "$T/bad" "$T/mnt" -f 2>"$T/flip.log" &
 	pid=$!
-	for _ in $(seq 1 50); do
+	for _ in $(seq 1 600); do	# 60 s, a hang guard
 		mountpoint -q "$T/mnt" || kill -0 $pid 2>/dev/null || break
 		mountpoint -q "$T/mnt" && break
 		sleep 0.1

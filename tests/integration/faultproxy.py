@@ -9,6 +9,8 @@ and does to it what CONTROL_FILE says, read anew for every request:
   503           answer 503 Service Unavailable
   drop          close the connection without an answer
   delay SECS    wait SECS before answering (a stalled server)
+  hold          wait until CONTROL_FILE says something else, then do that
+                (a stalled server that the test lets go when it is ready)
   truncate      send the headers and half the body, then close
   N MODE        MODE for the next N requests, then pass
 One line per request goes to LOG_FILE: "MODE METHOD RANGE".
@@ -41,6 +43,19 @@ def next_mode():
         return words or ["pass"]
 
 
+def held():
+    """Until CONTROL_FILE says other than hold."""
+    while True:
+        with lock:
+            try:
+                words = open(CONTROL).read().split()
+            except OSError:
+                words = []
+        if words[:1] != ["hold"]:
+            return
+        time.sleep(0.05)
+
+
 def log(line):
     with lock, open(LOG, "a") as f:
         f.write(line + "\n")
@@ -67,6 +82,9 @@ class Handler(socketserver.StreamRequestHandler):
             headers[k.strip()] = v.strip()
         mode = next_mode()
         log("%s %s %s" % (mode[0], method, headers.get("Range", "-")))
+        if mode[0] == "hold":
+            held()
+            mode = next_mode()
         if mode[0] == "drop":
             return False
         if mode[0] == "503":

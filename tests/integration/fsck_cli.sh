@@ -59,7 +59,7 @@ cmp <(printf 'hello\nmore\n') "$T/mnt/dir/file" || fail "the mount was disturbed
 czfs_umount "$T/mnt"
 
 # while fsck holds the image, the daemon refuses to mount it
-flock -x "$T/img" -c "! timeout 20 '$FUSE' '$T/img' '$T/mnt' -f 2>'$T/m.err'" ||
+flock -x "$T/img" -c "! timeout 120 '$FUSE' '$T/img' '$T/mnt' -f 2>'$T/m.err'" ||
 	fail "czfs-fuse mounted an image locked exclusively"
 grep -q "in use" "$T/m.err" || fail "mount refusal: $(cat "$T/m.err")"
 ! mountpoint -q "$T/mnt" || fail "$T/mnt is mounted"

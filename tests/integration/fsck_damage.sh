@@ -33,7 +33,7 @@ flip_block() {	# IMAGE BLOCK BYTE
 expect_refused() {
 	local o s=0
 	mkdir -p "$T/mnt"
-	o=$(timeout 20 "$FUSE" "$1" "$T/mnt" -f 2>&1) || s=$?
+	o=$(timeout 120 "$FUSE" "$1" "$T/mnt" -f 2>&1) || s=$?	# hang guard
 	[ "$s" -ne 0 ] || fail "damaged image $1 mounted"
 	[ "$s" -ne 124 ] && [ "$s" -lt 128 ] || fail "czfs-fuse status $s on $1"
 	! mountpoint -q "$T/mnt" || fail "$T/mnt is mounted"

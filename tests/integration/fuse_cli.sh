@@ -12,7 +12,7 @@ grep -q "czfs-fuse (czfs) [0-9]" "$T/out" || fail "--version text"
 expect_error() {
 	local msg=$1 st=0
 	shift
-	timeout 20 "$FUSE" "$@" -f >"$T/out" 2>&1 || st=$?
+	timeout 120 "$FUSE" "$@" -f >"$T/out" 2>&1 || st=$?	# hang guard
 	[ "$st" -ne 0 ] && [ "$st" -lt 124 ] || fail "czfs-fuse $* exited $st"
 	grep -qi -- "$msg" "$T/out" || fail "czfs-fuse $*: '$(cat "$T/out")' lacks '$msg'"
 }
@@ -58,7 +58,7 @@ grep -q '^decompress.bytes [1-9]' "$T/stats" || fail "decompressed bytes counted
 grep -q "not the root of a czfs mount" "$T/err" || fail "czfs-stat message: $(cat "$T/err")"
 "$STAT" --version | grep -q "czfs-stat (czfs)" || fail "czfs-stat --version"
 fusermount3 -u "$T/mnt"
-for _ in $(seq 1 50); do
+for _ in $(seq 1 600); do	# 60 s, a hang guard
 	pgrep -f "czfs-fuse $T/img" >/dev/null || break
 	sleep 0.1
 done

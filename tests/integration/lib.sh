@@ -76,8 +76,9 @@ czfs_mount() {
 	"$FUSE" "$image" "$mnt" -f "$@" 2>"$log" &
 	CZFS_PIDS+=($!)
 	CZFS_MOUNTS+=("$mnt")
-	# 30 s: a sanitizer build on a loaded machine is slow to start
-	for i in $(seq 1 300); do
+	# 120 s, a hang guard: a sanitizer build on a loaded machine is slow
+	# to start
+	for i in $(seq 1 1200); do
 		if mountpoint -q "$mnt"; then
 			return 0
 		fi

@@ -19,27 +19,34 @@ stat_of() {
 	"$STAT" "$T/mnt" | awk -v k="$1" '$1 == k { print $2 }'
 }
 
-# read_all OPTS: mount with OPTS, read every file (sequentially, and one of
-# them at random offsets), check the data, keep the counters in $T/stats
-# (and those of the sequential reads alone in $T/stats.seq).
+# read_all OPTS [ARGS...]: mount with OPTS (and the daemon's ARGS), read
+# every file (sequentially, and one of them at random offsets), check the
+# data, keep the counters in $T/stats (and those of the sequential reads
+# alone in $T/stats.seq).
+# Counts that depend on what reaches the image are taken with "$QUIET":
+# one thread (-s) and sync_prefetch (a reader loads its prefetch window
+# itself, no worker races it): the same at every run, loaded machine or
+# not.  The other runs show that the data is right whatever the timing.
+QUIET=(-s)
+QUIET_OPTS=sync_prefetch
 read_all() {
-	czfs_mount "$T/img" "$T/mnt" -o "$1"
+	czfs_mount "$T/img" "$T/mnt" -o "$1" "${@:2}"
 	(cd "$T/mnt" && md5sum data text random) >"$T/got"
 	diff "$T/want" "$T/got" || fail "data differs with -o $1"
 	"$STAT" "$T/mnt" >"$T/stats.seq"
 	# DROP=1: the random reads reach the daemon, not the kernel's copy
-	# from the reads above, and first four readers at once (O_DIRECT,
-	# each at its own place in data) hold more than a small pool: what
-	# the small-pool checks need to happen.  A reader alone may never
-	# fill the pool (a slow daemon stays just ahead of it: the sanitizer
-	# build in CI's chroot, at times), but four readers' requests in
-	# flight need their pages at the same time, however slow.  Twelve
-	# readers, each with its prefetch stream and staging, once held the
-	# whole pool between them, each waiting for the others' pages: no
-	# reader may fail, nor any wait for a page give up.
+	# from the reads above; they keep what they load, and so fill a small
+	# pool (a sequential reader's pages are recycled as it goes).
+	# READERS=1: first twelve readers at once (O_DIRECT, each at its own
+	# place in data), each with its prefetch stream and staging: they
+	# once held the whole pool between them, each waiting for the
+	# others' pages.  No reader may fail, nor any wait for a page give up.
 	local f k files=text pids=()
 	if [ -n "${DROP:-}" ]; then
 		drop_caches
+		files="text data"
+	fi
+	if [ -n "${READERS:-}" ]; then
 		for k in $(seq 1 12); do
 			dd if="$T/mnt/data" of=/dev/null bs=1M iflag=direct \
 				skip=$((k * 2)) 2>/dev/null &
@@ -50,7 +57,6 @@ read_all() {
 		done
 		! log_has "$T/mnt" 'pool exhausted\|no page for' ||
 			fail "a wait for pages gave up with -o $1"
-		files="text data"
 	fi
 	for f in $files; do
 		python3 - "$T/src/$f" "$T/mnt/$f" <<'PY' || fail "random reads of $f differ with -o $1"
@@ -98,59 +104,44 @@ read_all cache_size=4M,reserved_pages=16
 [ "$(counter pool.reserve_size)" = 16 ] || fail "reserve size"
 # punch: evicted pages go back to the kernel; without a reserve, a 4 MiB
 # pool must reclaim for decompression; with one, the reserve serves first.
-# A sequential reader alone may never fill the pool (its pages are
-# recycled as it goes, and a slow daemon is never far ahead of it): the
-# random reads, which keep what they load, do.
-DROP=1 read_all cache_size=4M,reclaim=punch
+# The random reads, which keep what they load, fill the pool.
+DROP=1 READERS=1 read_all cache_size=4M,reclaim=punch
+DROP=1 READERS=1 read_all cache_size=4M,reserved_pages=64,reclaim=punch
+DROP=1 read_all cache_size=4M,reclaim=punch,$QUIET_OPTS "${QUIET[@]}"
 [ "$(counter alloc.reclaims)" -gt 0 ] || fail "no reclaim with a 4M pool"
-DROP=1 read_all cache_size=4M,reserved_pages=64,reclaim=punch
+[ "$(counter pool.reserve_hits)" = 0 ] || fail "reserve hits without a reserve"
+DROP=1 read_all cache_size=4M,reserved_pages=64,reclaim=punch,$QUIET_OPTS "${QUIET[@]}"
 [ "$(counter pool.reserve_hits)" -gt 0 ] || { grep -E "^(pool|alloc|ccache)\." "$T/stats" >&2; fail "the reserve served nothing with a 4M pool"; }
 
 note "request sizes: aligned against unaligned, O_DIRECT"
-# A reader that overtakes prefetch loads clusters itself, and on a loaded
-# machine prefetch and reader may read a window twice: extra requests in
-# either mode, as many as the timing makes.  Each mode is read four times,
-# alternating, and the mechanism is its best run: the fewest requests,
-# the fewest partial ones; on a machine so loaded that four runs of the
-# aligned mode all met such races (CI's sanitizer build, once), up to
-# eight, until a best run shows it.
-declare -A min_n=() min_part=() whole_at_min=()
-aligned_ok() {
-	[ "${min_n[aligned]}" -le $((min_n[unaligned] + 3)) ] &&
-		[ "${min_part[aligned]}" -lt "${min_part[unaligned]}" ]
-}
-rounds=0
-for round in 1 2 3 4 5 6 7 8; do
-	[ "$round" -gt 4 ] && aligned_ok && break
-	rounds=$round
-	for mode in aligned unaligned; do
-		o=direct_io,max_request=128k,cache_size=64M
-		[ "$mode" = unaligned ] && o=$o,unaligned_requests
-		read_all "$o"
-		[ "$(counter backing.max_request)" = 131072 ] || fail "max_request"
-		[ "$(counter 'backing.read_size.<=256k')" = 0 ] || fail "a request above max_request"
-		n=$(seq_counter backing.data_requests)
-		whole=$(seq_counter backing.data_whole_requests)
-		if [ -z "${min_n[$mode]:-}" ] || [ "$n" -lt "${min_n[$mode]}" ]; then
-			min_n[$mode]=$n
-			whole_at_min[$mode]=$whole
-		fi
-		if [ -z "${min_part[$mode]:-}" ] || [ $((n - whole)) -lt "${min_part[$mode]}" ]; then
-			min_part[$mode]=$((n - whole))
-		fi
-	done
+# One run of each mode, quiet: with prefetch workers a reader that
+# overtakes prefetch loads clusters itself, and the two may read a window
+# twice, as many times as the timing makes.
+declare -A n_req=() part=() whole=()
+for mode in aligned unaligned; do
+	o=direct_io,max_request=128k,cache_size=64M,$QUIET_OPTS
+	[ "$mode" = unaligned ] && o=$o,unaligned_requests
+	read_all "$o" "${QUIET[@]}"
+	[ "$(counter backing.max_request)" = 131072 ] || fail "max_request"
+	[ "$(counter 'backing.read_size.<=256k')" = 0 ] || fail "a request above max_request"
+	n_req[$mode]=$(seq_counter backing.data_requests)
+	whole[$mode]=$(seq_counter backing.data_whole_requests)
+	part[$mode]=$((n_req[$mode] - whole[$mode]))
 done
-note "data requests, best of $rounds: aligned ${min_n[aligned]} (${min_part[aligned]} partial), unaligned ${min_n[unaligned]} (${min_part[unaligned]} partial)"
+note "data requests: aligned ${n_req[aligned]} (${part[aligned]} partial), unaligned ${n_req[unaligned]} (${part[unaligned]} partial)"
 # aligned streams read up to a boundary past each file's end: 3 files
-[ "${min_n[aligned]}" -le $((min_n[unaligned] + 3)) ] || fail "alignment adds requests"
-[ "${min_part[aligned]}" -lt "${min_part[unaligned]}" ] ||
+[ "${n_req[aligned]}" -le $((n_req[unaligned] + 3)) ] || fail "alignment adds requests"
+[ "${part[aligned]}" -lt "${part[unaligned]}" ] ||
 	fail "alignment does not reduce the partial requests"
-[ $((whole_at_min[aligned] * 10)) -gt $((min_n[aligned] * 7)) ] || fail "aligned requests are mostly not whole"
+[ $((whole[aligned] * 10)) -gt $((n_req[aligned] * 7)) ] || fail "aligned requests are mostly not whole"
+# and with prefetch workers (timing decides how many requests) the data
+# is the same
+read_all direct_io,max_request=128k,cache_size=64M
 
 note "requests larger than one temp allocation (1 MiB) are staged too"
 # a URL mount's default is 4M; a staged request of 4 MiB is taken in
 # parts (before, its allocation failed and every cluster was read apart)
-read_all max_request=4M,cache_size=64M
+read_all max_request=4M,cache_size=64M,$QUIET_OPTS "${QUIET[@]}"
 [ "$(counter backing.max_request)" = 4194304 ] || fail "max_request=4M"
 [ "$(seq_counter alloc.stage_count)" -gt 0 ] || fail "max_request=4M: nothing was staged"
 [ "$(seq_counter 'backing.read_size.>2048k')" -gt 0 ] ||

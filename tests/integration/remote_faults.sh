@@ -2,8 +2,8 @@
 # Faults between a remote mount and its server, made by a proxy
 # (faultproxy.py) in front of nginx: 503 answers, dropped connections, a
 # stalled server and truncated bodies.  A few faults are cured by the
-# retries; a lasting one gives the reader EIO within the time the
-# timeouts and retries bound (never a hang) and a log line saying what
+# retries; a lasting one gives the reader EIO after the tries the
+# retries bound (never a hang) and a log line saying what
 # happened; once the server is back the same file reads whole, and the
 # daemon ends cleanly.
 . "$top_srcdir/tests/integration/lib.sh"
@@ -17,6 +17,15 @@ done
 "$MKFS" -q -c none -d "$T/src" "$T/www/img.czfs"
 nginx_start
 proxy_start
+# until CMD... holds, polled; 60 s only guards against a hang
+until_true() {
+	local i
+	for i in $(seq 1 600); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	fail "never: $*"
+}
 czfs_mount "http://127.0.0.1:$PROXY_PORT/img.czfs" "$T/mnt" \
 	-o remote_timeout=2,remote_retries=2,max_request=1M
 
@@ -33,8 +42,9 @@ log_has "$T/mnt" "HTTP 503" && fail "a cured fault was logged as a failure"
 
 # A read that waits for another thread's fetch of its chunk takes that
 # fetch's error: with a stalled server, two readers of one chunk get EIO
-# in the time of one fetch, not of one fetch after the other.  Before
-# any read of wait: none of its chunks is in memory.
+# from one fetch, not one fetch after the other.  A second mount whose
+# timeout (120 s) only guards against a hang: the proxy holds the first
+# reader's request until the second reader waits for it, then fails it.
 LOCATE="$top_builddir/tests/czfs-locate"
 chunk_of() {	# cluster N of wait: the 1 MiB chunk its blocks start in
 	local blk
@@ -46,41 +56,64 @@ n=0
 while [ "$(chunk_of $n)" != "$(chunk_of $((n + 3)))" ]; do n=$((n + 1)); done
 far=$((n + 24))	# away from the metadata, after the data
 [ "$(chunk_of $far)" != "$(chunk_of $n)" ] || fail "cluster $far shares a chunk"
-direct() {	# direct (no page cache) 4 KiB read of cluster N of wait
-	dd if="$T/mnt/wait" of=/dev/null bs=4k count=1 iflag=direct \
+direct() {	# direct (no page cache) 4 KiB read of cluster N of wait on mnt2
+	dd if="$T/mnt2/wait" of=/dev/null bs=4k count=1 iflag=direct \
 		skip=$(( $1 * nb )) 2>/dev/null
 }
-ms() { echo $(( $(date +%s%N) / 1000000 )); }
-proxy_mode delay 10
-start=$(ms)
-direct $far && fail "a stalled read succeeded"
-one=$(( $(ms) - start ))
-start=$(ms)
+held() { [ "$(proxy_count hold)" -ge "$1" ]; }
+waits_at_least() { [ "$(stat_of "$T/mnt2" remote.waits)" -ge "$1" ]; }
+czfs_mount "http://127.0.0.1:$PROXY_PORT/img.czfs" "$T/mnt2" \
+	-o remote_timeout=120,remote_retries=0,max_request=1M
+direct $far || fail "a read of cluster $far on the second mount"	# its metadata
+proxy_mode hold
 direct $n & p1=$!
+until_true held 1
 direct $((n + 3)) & p2=$!
-wait $p1 && fail "a stalled read succeeded"
-wait $p2 && fail "a stalled read succeeded"
-two=$(( $(ms) - start ))
-note "one reader: EIO after ${one} ms; two of one chunk: ${two} ms"
-[ "$two" -lt $(( one * 3 / 2 )) ] || fail "the second reader fetched again: ${two} ms against ${one}"
+until_true waits_at_least 1
+proxy_mode 503
+wait $p1 && fail "a failed read succeeded"
+wait $p2 && fail "a failed read succeeded"
 proxy_mode pass
-cmp "$T/src/wait" "$T/mnt/wait" || fail "wait does not read whole once the server is back"
+note "two readers of one chunk: $(proxy_count hold) request, $(stat_of "$T/mnt2" remote.waits) wait"
+[ "$(proxy_count hold)" = 1 ] || fail "the proxy held $(proxy_count hold) requests, not 1"
+[ "$(proxy_count 503)" = 2 ] || fail "the second reader fetched again ($(proxy_count 503) 503 answers since the retries' 2)"
+[ "$(stat_of "$T/mnt2" remote.waits)" = 1 ] || fail "czfs-stat counts $(stat_of "$T/mnt2" remote.waits) waits, not 1"
+cmp "$T/src/wait" "$T/mnt2/wait" || fail "wait does not read whole once the server is back"
+czfs_umount "$T/mnt2"
+
+# Since r0, t0, e0: errors >= 1, and 3 requests and 2 retries each.
+each_fetch_gave_up() {
+	local r t e
+	r=$(( $(stat_of "$T/mnt" remote.requests) - r0 ))
+	t=$(( $(stat_of "$T/mnt" remote.retries) - t0 ))
+	e=$(( $(stat_of "$T/mnt" remote.errors) - e0 ))
+	[ "$e" -ge 1 ] && [ "$r" = $((3 * e)) ] && [ "$t" = $((2 * e)) ]
+}
 
 # fault_then_back FILE MODE... [WORD]: a lasting fault fails the read
-# with EIO in bounded time, the log names it; then the file reads whole.
+# with EIO after 1 + remote_retries tries a fetch, the log names it; then
+# the file reads whole.
 fault_then_back() {
-	local f=$1 word=$2 start took
+	local f=$1 word=$2 before
 	shift 2
+	before=$(proxy_count "$1")
+	r0=$(stat_of "$T/mnt" remote.requests)
+	t0=$(stat_of "$T/mnt" remote.retries)
+	e0=$(stat_of "$T/mnt" remote.errors)
 	proxy_mode "$@"
-	start=$(date +%s)
-	if timeout 120 cat "$T/mnt/$f" >/dev/null 2>"$T/$f.err"; then
+	# one cluster read directly, in the middle (no prefetch, no chunk
+	# shared with a file read before): its reply comes once its fetch is
+	# over; 120 s only guards against a hang
+	if timeout 120 dd if="$T/mnt/$f" of=/dev/null bs=4k count=1 iflag=direct \
+		skip=$((48 * nb)) 2>"$T/$f.err"; then
 		fail "$*: the read succeeded"
 	fi
-	took=$(( $(date +%s) - start ))
 	grep -q "Input/output error" "$T/$f.err" || fail "$*: not EIO: $(cat "$T/$f.err")"
-	[ "$took" -le 60 ] || fail "$*: EIO came after ${took}s"
+	# the fetch tried 1 + remote_retries times, then gave up
+	each_fetch_gave_up || fail "$*: $(( $(stat_of "$T/mnt" remote.requests) - r0 )) requests and $(( $(stat_of "$T/mnt" remote.retries) - t0 )) retries for $(( $(stat_of "$T/mnt" remote.errors) - e0 )) failed fetches, not 3 and 2 each"
+	[ $(( $(proxy_count "$1") - before )) -ge 3 ] || fail "$*: the proxy met fewer than 3 requests"
 	log_has "$T/mnt" "$word" || fail "$*: no log line with '$word'"
-	note "$*: EIO after ${took}s"
+	note "$*: EIO; $(( $(stat_of "$T/mnt" remote.errors) - e0 )) fetch of 3 tries"
 	proxy_mode pass
 	cmp "$T/src/$f" "$T/mnt/$f" || fail "$*: the file does not read whole once the server is back"
 }

@@ -74,7 +74,7 @@ env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY AWS_SHARED_CREDENTIALS_FILE="$
 	-o s3_endpoint=http://127.0.0.1:$S3_PORT 2>"$T/daemon.mnt.log" &
 CZFS_PIDS+=($!)
 CZFS_MOUNTS+=("$T/mnt")
-for i in $(seq 1 100); do mountpoint -q "$T/mnt" && break; sleep 0.1; done
+for i in $(seq 1 1200); do mountpoint -q "$T/mnt" && break; sleep 0.1; done	# hang guard
 mountpoint -q "$T/mnt" || fail "no mount with a credentials file: $(cat "$T/daemon.mnt.log")"
 diff -r "$T/src" "$T/mnt" || fail "the tree with a session token differs"
 czfs_umount "$T/mnt"

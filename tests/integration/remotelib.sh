@@ -21,10 +21,11 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# wait_port PORT: until something accepts connections there (5 s).
+# wait_port PORT: until something accepts connections there (60 s, a
+# hang guard: a loaded machine starts a server slowly).
 wait_port() {
 	local i
-	for i in $(seq 1 50); do
+	for i in $(seq 1 600); do
 		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$1" 2>/dev/null && return 0
 		sleep 0.1
 	done

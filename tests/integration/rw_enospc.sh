@@ -17,10 +17,11 @@ rw_setup 64M
 MiB=$((1 << 20))
 
 # bavail: what statfs says is free now.  The filesystem may hand freed
-# blocks back at its next checkpoint: wait up to 10 s for at least WANT.
+# blocks back at its next checkpoint (5 s apart): wait for at least WANT
+# (60 s, a hang guard).
 wait_bavail_above() {
 	local want=$1 i
-	for i in $(seq 1 100); do
+	for i in $(seq 1 600); do
 		[ "$(rw_bavail)" -ge "$want" ] && return 0
 		sleep 0.1
 	done

@@ -833,8 +833,9 @@ def statvfs():
 
 
 def wait_for(cond, what):
-    """The filesystem may account freed space at its next checkpoint."""
-    for _ in range(100):
+    """The filesystem may account freed space at its next checkpoint (5 s
+    apart); 60 s only guards against a hang."""
+    for _ in range(600):
         if cond():
             return
         time.sleep(0.1)

@@ -45,12 +45,14 @@ rw_cleanup() {
 			fusermount3 -u "${CZFS_MOUNTS[$i]}" 2>/dev/null ||
 				umount -l "${CZFS_MOUNTS[$i]}" || true
 		fi
-		for n in $(seq 1 100); do
+		# 120 s, a hang guard: the last checkpoint of a sanitizer
+		# build on a loaded machine is slow
+		for n in $(seq 1 1200); do
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
 		if kill -0 "$pid" 2>/dev/null; then
-			echo "daemon $pid still running after its unmount: killed" >&2
+			echo "daemon $pid still running 120 s after its unmount: killed" >&2
 			kill -9 "$pid" 2>/dev/null || true
 			rc=1
 		fi

@@ -105,7 +105,8 @@ note "a rewrite changes the count: raw inline -> block -> inline again"
 head -c 3000 /dev/urandom >"$M/w/raw.100"
 sync
 # the room set aside for dirty data shows until the attributes time out
-for i in $(seq 1 50); do
+# (60 s, a hang guard)
+for i in $(seq 1 300); do
 	[ "$(stat -c %b "$M/w/raw.100")" = 8 ] && break
 	sleep 0.1
 done

@@ -148,8 +148,8 @@ before=$(rw_bavail)
 rm "$M/k" "$M/m"
 # An unlinked inode is destroyed when the kernel forgets it, and its
 # FORGET comes after rm has returned (seen in CI: one file of the two
-# not given back yet): wait up to 10 s for it.
-for _ in $(seq 50); do
+# not given back yet): wait for it (60 s, a hang guard).
+for _ in $(seq 300); do
 	gain=$(( $(rw_bavail) - before))
 	[ $gain -ge $((52 * MIB)) ] && break
 	sleep 0.2

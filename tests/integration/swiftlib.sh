@@ -92,8 +92,8 @@ EOC
 	export AWS_ACCESS_KEY_ID=czfs:swift AWS_SECRET_ACCESS_KEY=$SWIFT_SECRET
 	export AWS_REGION=$SWIFT_REGION
 	# The servers take a few seconds to listen; the account must answer
-	# a signed request before the first PUT may go.
-	for i in $(seq 1 150); do
+	# a signed request before the first PUT may go (120 s, a hang guard).
+	for i in $(seq 1 600); do
 		[ "$(swift_curl /)" = 200 ] && return 0
 		sleep 0.2
 	done

@@ -315,6 +315,8 @@ static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 	admitted = admit(dm, ((end - 1) / cbytes - off / cbytes + 1) <<
 			 (ii.cluster_shift + 1));
 	err = gather(dm, stream, &ii, off, end, rb);
+	if (!err && stream)
+		czfs_stream_run_sync(dm, stream);	/* -o sync_prefetch */
 	/* counted before the reply: the reader may look at them next */
 	atomic_fetch_add(&dm->st.read_reqs, 1);
 	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - off);

@@ -27,6 +27,7 @@ struct czfs_stream {
 	uint64_t window;		/* readahead window, bytes */
 	uint64_t reader_end;
 	bool queued, closed;
+	bool running;			/* sync_prefetch: a reader runs it */
 	atomic_ullong next_idx;		/* next cluster to prefetch */
 	struct czfs_staging *stg;	/* the one read cursor of the stream */
 };
@@ -230,11 +231,29 @@ void czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
 	    atomic_load(&s->next_idx) * cbytes < MIN(end + s->window, s->ii.size))
 		queue = s->queued = true;
 	pthread_mutex_unlock(&s->lock);
-	if (queue && !queue_stream(dm, s)) {
+	if (queue && !dm->opts.sync_prefetch && !queue_stream(dm, s)) {
 		pthread_mutex_lock(&s->lock);
 		s->queued = false;
 		pthread_mutex_unlock(&s->lock);
 	}
+}
+
+void czfs_stream_run_sync(struct czfs_daemon *dm, struct czfs_stream *s)
+{
+	bool go;
+
+	if (!dm->opts.sync_prefetch)
+		return;
+	pthread_mutex_lock(&s->lock);
+	go = s->queued && !s->running;
+	s->running = s->running || go;
+	pthread_mutex_unlock(&s->lock);
+	if (!go)
+		return;
+	run_stream(dm, s);
+	pthread_mutex_lock(&s->lock);
+	s->running = false;
+	pthread_mutex_unlock(&s->lock);
 }
 
 int czfs_prefetch_start(struct czfs_daemon *dm, unsigned nthreads)

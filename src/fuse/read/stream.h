@@ -37,6 +37,13 @@ void czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
 			   const struct czfs_inode_info *ii, uint64_t off,
 			   uint64_t end);
 /*
+ * With -o sync_prefetch: run the window czfs_stream_note_read opened, in
+ * the caller's thread (a reader, after loading its own clusters); one
+ * caller at a time, the others return.  Without it, nothing.
+ */
+void czfs_stream_run_sync(struct czfs_daemon *dm, struct czfs_stream *s);
+
+/*
  * The staging a reader of the stream loads through: the stream's own while
  * its reader is sequential (its readahead window open), else NULL.
  */
