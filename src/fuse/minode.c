@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "ccache.h"
 #include "daemon.h"
 #include "fs.h"
 #include "log.h"
@@ -111,6 +112,8 @@ static int mi_load(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 		return err;
 	}
 	mi->ino = ino;
+	mi->stored_size = mi->ii.size;
+	mi->wb_pending = UINT64_MAX;
 	pthread_mutex_init(&mi->lock, NULL);
 	pthread_mutex_init(&mi->wb_lock, NULL);
 	*out = mi;
@@ -216,7 +219,9 @@ static void mi_retire(struct czfs_daemon *dm, struct czfs_minode *mi)
 		if (!err)
 			err = czfs_inode_destroy(fs, mi->ino);
 	} else if (!err) {
-		err = czfs_inode_store(fs, &mi->ii);
+		pthread_mutex_lock(&mi->lock);
+		err = czfs_mi_store(fs, mi, NULL);
+		pthread_mutex_unlock(&mi->lock);
 	}
 	pthread_rwlock_unlock(&fs->lock);
 	if (err)
@@ -300,6 +305,29 @@ void czfs_mi_attr_shown(struct czfs_minode *mi, struct czfs_inode_info *ii)
 	*ii = mi->ii;
 	ii->blocks += mi->reserved;
 	pthread_mutex_unlock(&mi->lock);
+}
+
+int czfs_mi_store(struct czfs_fs *fs, struct czfs_minode *mi,
+		  const struct czfs_mi_link *link)
+{
+	struct czfs_inode_info ii = mi->ii;
+	int err;
+
+	if (ii.size > mi->stored_size) {	/* grown: up to linked data */
+		uint64_t cbytes = czfs_inode_cluster_bytes(&ii);
+		uint64_t first = link ? link->pending : mi->wb_pending, bound;
+
+		for (unsigned i = 0; i < mi->ndirty; i++)
+			first = MIN(first, mi->dirty[i]->idx * cbytes);
+		bound = MAX(mi->stored_size, first);
+		if (link)
+			bound = MAX(bound, link->end);
+		ii.size = MIN(ii.size, bound);
+	}
+	err = czfs_inode_store(fs, &ii);
+	if (!err)
+		mi->stored_size = ii.size;
+	return err;
 }
 
 /* Append mi to the list (grown as needed), holding it: 0 or -ENOMEM. */

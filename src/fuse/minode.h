@@ -28,6 +28,7 @@
 
 struct czfs_daemon;
 struct czfs_centry;
+struct czfs_fs;
 struct czfs_itable;
 struct czfs_stream;
 
@@ -48,6 +49,11 @@ struct czfs_minode {
 	struct czfs_centry **dirty;
 	unsigned ndirty, dirty_cap;
 	uint64_t reserved;		/* blocks reserved for the dirty data */
+	/* The size its item holds (czfs_mi_store), and the first byte of
+	 * the clusters a writeback took and has not linked yet (its batch,
+	 * or a pack's member; UINT64_MAX: none) (lock) */
+	uint64_t stored_size;
+	uint64_t wb_pending;
 	/* written with O_DIRECT since the last open: pages a buffered reader
 	 * cached meanwhile may be stale, the next open drops them (lock) */
 	bool direct_written;
@@ -128,6 +134,31 @@ void czfs_mi_attr(struct czfs_minode *mi, struct czfs_inode_info *ii);
  * counts in blocks for the room set aside for it (as ext4's delayed
  * allocation does), so that du and cp see a new file's data at once. */
 void czfs_mi_attr_shown(struct czfs_minode *mi, struct czfs_inode_info *ii);
+
+/*
+ * What a writeback links in the transaction of its store: items that end
+ * at end (the size must cover them: fsck's rule), and from pending on
+ * (UINT64_MAX: nowhere) data it took but did not link (a cluster written
+ * again while it was encoded, one that failed).
+ */
+struct czfs_mi_link {
+	uint64_t end, pending;
+};
+
+/*
+ * Store mi's attributes in the tree (fs->lock held exclusive, mi->lock
+ * held; 0 or the store's error).  The size stored is mi's, but never
+ * past data that is not linked yet (dirty clusters, the clusters of a
+ * writeback in flight, link->pending) beyond what the item held: the
+ * checkpoint that commits the size must not find the data missing, or a
+ * crash leaves zeros nobody wrote where a write was (an append that came
+ * after the checkpoint wrote its file back, stored with a chmod).  The
+ * writeback that links that data stores the size again.  link: the
+ * caller's own writeback (its pending data instead of mi->wb_pending);
+ * NULL for any other store.
+ */
+int czfs_mi_store(struct czfs_fs *fs, struct czfs_minode *mi,
+		  const struct czfs_mi_link *link);
 
 /* Call fn for every inode in the table (with a reference held): 0 or
  * -ENOMEM. */

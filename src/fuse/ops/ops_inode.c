@@ -524,7 +524,7 @@ static int do_xattr_change(fuse_req_t req, fuse_ino_t ino, const char *name,
 			mi->ii.mode &= ~(uint32_t)S_ISGID;
 		mi->ii.blocks = (uint64_t)MAX((int64_t)mi->ii.blocks + delta, 0);
 		clock_gettime(CLOCK_REALTIME, &mi->ii.ctime);
-		err = czfs_inode_store(dm->fs, &mi->ii);
+		err = czfs_mi_store(dm->fs, mi, NULL);
 		pthread_mutex_unlock(&mi->lock);
 	}
 	pthread_rwlock_unlock(&dm->fs->lock);

@@ -71,7 +71,7 @@ static int store(struct czfs_daemon *dm, struct czfs_minode *mi)
 	int err;
 
 	pthread_mutex_lock(&mi->lock);
-	err = czfs_inode_store(dm->fs, &mi->ii);
+	err = czfs_mi_store(dm->fs, mi, NULL);
 	if (!err)
 		mi->ii_dirty = false;
 	pthread_mutex_unlock(&mi->lock);

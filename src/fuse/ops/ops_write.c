@@ -663,7 +663,7 @@ static int preallocate(struct czfs_daemon *dm, struct czfs_minode *mi,
 		mi->ii.size = size;
 	/* the promise and the items it counts go in one transaction */
 	if (!mi->unlinked && (delta.prealloc || size > ii.size))
-		store_err = czfs_inode_store(fs, &mi->ii);
+		store_err = czfs_mi_store(fs, mi, NULL);
 	pthread_mutex_unlock(&mi->lock);
 	pthread_rwlock_unlock(&fs->lock);
 	czfs_flushreq_change(dm);

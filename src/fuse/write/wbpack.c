@@ -97,6 +97,7 @@ static bool take_one(struct czfs_daemon *dm, const struct czfs_wbpack_cand *c,
 			.len = now.size,
 		};
 		mi->ndirty = 0;		/* its hold on mi is ours now */
+		mi->wb_pending = 0;	/* taken, not linked (czfs_mi_store) */
 	}
 	pthread_mutex_unlock(&mi->lock);
 	return ok;
@@ -168,7 +169,13 @@ static int link_member(struct czfs_fs *fs, const struct czfs_cluster_info *store
 	pthread_mutex_lock(&mi->lock);
 	czfs_inode_add_stored(&mi->ii, &delta);
 	if (!err && !mi->unlinked) {
-		err = czfs_inode_store(fs, &mi->ii);
+		/* written again meanwhile: its new bytes are not linked */
+		struct czfs_mi_link l = {
+			.end = m->len,
+			.pending = m->e->wseq != m->seq ? m->len : UINT64_MAX,
+		};
+
+		err = czfs_mi_store(fs, mi, &l);
 		mi->ii_dirty = err != 0;
 	}
 	pthread_mutex_unlock(&mi->lock);

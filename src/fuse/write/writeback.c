@@ -290,6 +290,31 @@ static bool first_does_not_compress(const struct czfs_inode_info *ii,
 	       !(ii->flags & (CZFS_INODE_COMPRESS | CZFS_INODE_NOCOMPRESS));
 }
 
+/*
+ * What the batch links (mi->lock held): its items' ends, and the data it
+ * took but does not link: a cluster written again since it was taken
+ * holds unlinked bytes past what was encoded, one not linked all of it.
+ */
+static void wb_linked(const struct czfs_minode *mi, const struct wb_item *ws,
+		      unsigned n, struct czfs_mi_link *l)
+{
+	uint64_t cbytes = czfs_inode_cluster_bytes(&mi->ii);
+
+	l->end = 0;
+	l->pending = UINT64_MAX;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t at = ws[i].e->idx * cbytes;
+
+		if (!ws[i].done) {
+			l->pending = MIN(l->pending, at);
+			continue;
+		}
+		l->end = MAX(l->end, at + ws[i].ci.ulen);
+		if (ws[i].e->wseq != ws[i].seq)
+			l->pending = MIN(l->pending, at + ws[i].ci.ulen);
+	}
+}
+
 /* Point the file at the new clusters (and the runs their slices are in)
  * and store its inode. */
 static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
@@ -333,7 +358,10 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 	if (!err && first_does_not_compress(&mi->ii, ws, n))
 		mi->ii.flags |= CZFS_INODE_NOCOMPRESS;
 	if (!err && !mi->unlinked) {
-		err = czfs_inode_store(fs, &mi->ii);
+		struct czfs_mi_link l;
+
+		wb_linked(mi, ws, n, &l);
+		err = czfs_mi_store(fs, mi, &l);
 		mi->ii_dirty = err != 0;
 	}
 	pthread_mutex_unlock(&mi->lock);
@@ -394,6 +422,7 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 	uint64_t per = 1ull << mi->ii.cluster_shift;
 
 	pthread_mutex_lock(&mi->lock);
+	mi->wb_pending = UINT64_MAX;	/* linked, or dirty again */
 	for (unsigned i = 0; i < n; i++) {
 		struct czfs_centry *e = ws[i].e;
 
@@ -504,6 +533,10 @@ static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi,
 		ws[i].seq = mi->dirty[i]->wseq;
 		ws[i].wmask = mi->dirty[i]->wmask;
 		ws[i].recompress = mi->dirty[i]->recompress;
+		/* off the dirty list, still not linked: no store's size
+		 * may cover them (czfs_mi_store) */
+		mi->wb_pending = MIN(mi->wb_pending, mi->dirty[i]->idx *
+				     czfs_inode_cluster_bytes(&mi->ii));
 	}
 	/* the list's hold on mi is ours now; if some stay, a hold of ours */
 	if (n < mi->ndirty)
@@ -661,7 +694,7 @@ int czfs_writeback_attr(struct czfs_daemon *dm, struct czfs_minode *mi)
 	err = czfs_fs_begin(dm->fs);
 	pthread_mutex_lock(&mi->lock);
 	if (!err)
-		err = czfs_inode_store(dm->fs, &mi->ii);
+		err = czfs_mi_store(dm->fs, mi, NULL);
 	if (!err)
 		mi->ii_dirty = false;
 	pthread_mutex_unlock(&mi->lock);
