@@ -199,6 +199,13 @@ static void czfs_readlink(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_readlink(req, buf);
 }
 
+static int ts_cmp(const struct timespec *a, const struct timespec *b)
+{
+	if (a->tv_sec != b->tv_sec)
+		return a->tv_sec < b->tv_sec ? -1 : 1;
+	return a->tv_nsec < b->tv_nsec ? -1 : a->tv_nsec > b->tv_nsec;
+}
+
 /* Access time as relatime updates it: when older than the last change or
  * than a day (ops.h). */
 bool czfs_fuse_atime_due(struct czfs_daemon *dm,
@@ -207,9 +214,11 @@ bool czfs_fuse_atime_due(struct czfs_daemon *dm,
 	if (dm->opts.ro || dm->opts.atime == CZFS_ATIME_NOATIME ||
 	    czfs_remount_is_ro(dm) || (ii->flags & CZFS_INODE_NOATIME))
 		return false;		/* chattr +A */
+	/* to the nanosecond, as the kernel's relatime_need_update: a read in
+	 * the second of a change is not due again after it */
 	return dm->opts.atime == CZFS_ATIME_STRICT ||
-	       ii->atime.tv_sec <= ii->mtime.tv_sec ||
-	       ii->atime.tv_sec <= ii->ctime.tv_sec ||
+	       ts_cmp(&ii->atime, &ii->mtime) <= 0 ||
+	       ts_cmp(&ii->atime, &ii->ctime) <= 0 ||
 	       now - ii->atime.tv_sec >= 24 * 3600;
 }
 
