@@ -151,35 +151,6 @@ static int read_file(const char *path, uint8_t **buf, size_t *len)
 	return 0;
 }
 
-/* An image, mapped read-only (*len 0: nothing mapped). */
-static int map_file(const char *path, uint8_t **buf, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	int err = 0;
-
-	*len = 0;
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st))
-		err = -errno;
-	if (!err && st.st_size > 0) {
-		*buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (*buf == MAP_FAILED)
-			err = -errno;
-		else
-			*len = (size_t)st.st_size;
-	}
-	close(fd);
-	return err;
-}
-
-static void unmap_file(uint8_t *buf, size_t len)
-{
-	if (len)
-		munmap(buf, len);
-}
-
 static int parse_pos(const char *s, uint64_t *v)
 {
 	char *end;
@@ -616,6 +587,7 @@ static int run(struct rp *p, unsigned long images)
 static int check_final(struct rp *p, const char *final)
 {
 	uint8_t *buf = NULL, *got = NULL;
+	void *map = NULL;
 	struct czfs_bdev *b = NULL;
 	uint32_t *pick;
 	size_t len = 0, np, at = 0;
@@ -632,7 +604,8 @@ static int check_final(struct rp *p, const char *final)
 	err = czfs_replay_bdev(&p->r, pick, &b);
 	free(pick);
 	if (!err)
-		err = map_file(final, &buf, &len);
+		err = czfs_wlog_map_file(final, &map, &len);
+	buf = map;
 	if (!err && !(got = malloc(1 << 20)))
 		err = -ENOMEM;
 	if (!err && b->size != len) {
@@ -658,7 +631,7 @@ static int check_final(struct rp *p, const char *final)
 	else if (!err)
 		printf("the log replayed whole is %s, byte for byte\n", final);
 	czfs_bdev_close(b);
-	unmap_file(buf, len);
+	czfs_wlog_unmap_file(map, len);
 	free(got);
 	return err;
 }
@@ -674,7 +647,7 @@ static int usage(void)
 static int replay(struct rp *p, char **files, unsigned long images,
 		  const char *final)
 {
-	uint8_t *img = NULL;
+	void *img = NULL;
 	size_t img_len = 0;
 	int err = czfs_wlog_load(files[1], &p->log);
 
@@ -682,10 +655,10 @@ static int replay(struct rp *p, char **files, unsigned long images,
 		fputs(p->msgs, stderr);
 		return die_input("%s: %s", files[1], strerror(-err));
 	}
-	if ((err = -map_file(files[0], &img, &img_len)))
+	if ((err = -czfs_wlog_map_file(files[0], &img, &img_len)))
 		return die_input("%s: %s", files[0], strerror(err));
 	err = czfs_replay_init(&p->r, p->log, img, img_len);
-	unmap_file(img, img_len);
+	czfs_wlog_unmap_file(img, img_len);
 	if (err) {
 		fputs(p->msgs, stderr);
 		return die_input("%s: does not fit the log", files[0]);

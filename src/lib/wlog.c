@@ -127,31 +127,52 @@ int czfs_wlog_parse(const void *buf, size_t len, struct czfs_wlog **out)
 	return 0;
 }
 
-int czfs_wlog_load(const char *path, struct czfs_wlog **out)
+int czfs_wlog_map_file(const char *path, void **map, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	void *map = MAP_FAILED;
 	struct stat st;
 	int err = 0;
 
+	*map = NULL;
+	*len = 0;
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st))
 		err = -errno;
 	if (!err && st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED)
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			       fd, 0);
+
+		if (m == MAP_FAILED) {
 			err = -errno;
+		} else {
+			*map = m;
+			*len = (size_t)st.st_size;
+		}
 	}
 	close(fd);
+	return err;
+}
+
+void czfs_wlog_unmap_file(void *map, size_t len)
+{
+	if (len)
+		munmap(map, len);
+}
+
+int czfs_wlog_load(const char *path, struct czfs_wlog **out)
+{
+	size_t len;
+	void *map;
+	int err = czfs_wlog_map_file(path, &map, &len);
+
 	if (!err)
-		err = czfs_wlog_parse(map == MAP_FAILED ? "" : map,
-				      (size_t)st.st_size, out);
-	if (err && map != MAP_FAILED)
-		munmap(map, (size_t)st.st_size);
-	if (!err && map != MAP_FAILED) {
+		err = czfs_wlog_parse(len ? map : "", len, out);
+	if (err) {
+		czfs_wlog_unmap_file(map, len);
+	} else if (len) {
 		(*out)->map = map;
-		(*out)->map_len = (size_t)st.st_size;
+		(*out)->map_len = len;
 	}
 	return err;
 }

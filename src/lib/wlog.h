@@ -78,6 +78,11 @@ struct czfs_wlog {
 	size_t map_len;
 };
 
+/* A file mapped read-only: *map and *len (0: empty, nothing mapped), or
+ * -errno; czfs_wlog_unmap_file gives it back.  (Logs and images both.) */
+int czfs_wlog_map_file(const char *path, void **map, size_t *len);
+void czfs_wlog_unmap_file(void *map, size_t len);
+
 /*
  * Read the log at path.  0, or -errno: -EINVAL for a file that is not a
  * log or holds a damaged record (the log names the record and why), or
