@@ -40,6 +40,8 @@ static int ino_cmp(const void *key, const void *elem)
 
 struct fsck_inode *fsck_inode_find(struct fsck_ctx *c, uint64_t ino)
 {
+	if (!c->inodes.n)	/* bsearch wants a base even for none */
+		return NULL;
 	return bsearch(&ino, c->inodes.v, c->inodes.n, sizeof(struct fsck_inode),
 		       ino_cmp);
 }
