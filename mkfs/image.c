@@ -333,7 +333,7 @@ static int add_cluster(struct mk_image *im, uint64_t ino,
 	case CZFS_CLUSTER_COMPRESSED:
 		if (im->runs && !c->shared)	/* copies share it as a pack */
 			return add_slice(im, ino, c, cl);
-		/* fall through */
+		fallthrough;
 	case CZFS_CLUSTER_RAW:
 		/* a file's raw cluster does not go before its slices */
 		if (im->runs && mk_runs_holds(im->runs, ino)) {

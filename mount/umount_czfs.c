@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "helper.h"
+#include "util.h"
 
 #define WAIT_SECONDS	600
 
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			verbose = true;
-			/* fall through */
+			fallthrough;
 		case 'n': case 'f': case 'r':
 			args[n++] = c == 'v' ? "-v" : c == 'n' ? "-n" :
 				    c == 'f' ? "-f" : "-r";

@@ -110,6 +110,9 @@ static uint64_t rnd(struct rp *p)	/* xorshift64* */
 }
 
 static int die_input(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static int die_input(const char *fmt, ...)
 {
 	va_list ap;
 

@@ -21,6 +21,8 @@
 #define MAX(a, b)		((a) > (b) ? (a) : (b))
 #define likely(x)		__builtin_expect(!!(x), 1)
 #define unlikely(x)		__builtin_expect(!!(x), 0)
+/* gcc reads a comment; clang only the attribute */
+#define fallthrough		__attribute__((__fallthrough__))
 #define container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
