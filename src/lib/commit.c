@@ -165,6 +165,8 @@ int czfs_fs_commit(struct czfs_fs *fs)
 	if (fs->bdev->written)	/* the next commit's blocks from now */
 		czfs_blockcrc_reset(fs->bdev->written);
 	fs->cp = cp;
+	atomic_store_explicit(&fs->cp_image_blocks, cp.image_blocks,
+			      memory_order_release);
 	if (!fs->defer_discard)
 		czfs_fs_discard_freed(fs, 1);
 	return 0;

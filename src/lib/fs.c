@@ -122,8 +122,10 @@ int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,
 		err = fs_read_super(fs);
 	if (!err)
 		err = czfs_cp_load(bdev, &fs->sb, &fs->cp);
-	if (!err)
+	if (!err) {
+		fs->cp_image_blocks = fs->cp.image_blocks;
 		err = fs_check_size(fs);
+	}
 	if (!err)
 		err = fs_open_tree(fs, opts->node_cache_nodes);
 	if (!err && !(fs->rdonly && (opts->flags & CZFS_OPEN_NOSMAP)))

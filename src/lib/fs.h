@@ -7,6 +7,7 @@
 #define CZFS_FS_LIB_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -42,7 +43,10 @@ struct czfs_fs_opts {
 struct czfs_fs {
 	struct czfs_bdev *bdev;
 	struct czfs_sb_info sb;
-	struct czfs_cp_info cp;
+	struct czfs_cp_info cp;		/* the last checkpoint: fs->lock */
+	/* cp.image_blocks, for readers without fs->lock
+	 * (czfs_fs_checkpointed_blocks) */
+	_Atomic uint64_t cp_image_blocks;
 	struct czfs_nodecache *nc;
 	struct czfs_btree tree;
 	struct czfs_smap smap;		/* loaded unless CZFS_OPEN_NOSMAP */
@@ -153,6 +157,15 @@ int czfs_fs_add_features(struct czfs_fs *fs, uint32_t incompat);
  * Writable fs, fs->lock held exclusive or no other user.  0 or -errno.
  */
 int czfs_fs_add_ro_compat(struct czfs_fs *fs, uint32_t ro_compat);
+
+/*
+ * The image's end in blocks as the last checkpoint knows it, read without
+ * fs->lock (a reader's request may not reach past it).
+ */
+static inline uint64_t czfs_fs_checkpointed_blocks(struct czfs_fs *fs)
+{
+	return atomic_load_explicit(&fs->cp_image_blocks, memory_order_acquire);
+}
 
 /* Rewrite the superblock in place (block 0) as sb; fs->sb = *sb on success. */
 int czfs_fs_write_super(struct czfs_fs *fs, const struct czfs_sb_info *sb);

@@ -157,6 +157,21 @@ bool czfs_pack_matches(const struct czfs_pack_info *p,
 			       p->clen == ci->slice_len && p->run_at == ci->run));
 }
 
+int czfs_pack_get(struct czfs_fs *fs, uint64_t at, struct czfs_pack_info *p)
+{
+	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, at };
+	uint8_t val[PACK_SIZE];
+	int n;
+
+	n = czfs_btree_lookup(&fs->tree, &key, val, sizeof(val));
+	if (n < 0)
+		return n;
+	if ((unsigned)n > sizeof(val) ||
+	    czfs_pack_item_decode(at, val, (unsigned)n, fs->cp.max_blocks, p))
+		return -EFSCORRUPTED;
+	return 0;
+}
+
 int czfs_pack_unref(struct czfs_fs *fs, uint64_t at, uint32_t bytes,
 		    uint64_t *freed_blocks)
 {
@@ -166,14 +181,11 @@ int czfs_pack_unref(struct czfs_fs *fs, uint64_t at, uint32_t bytes,
 	struct czfs_pack_info p;
 	int n;
 
-	n = czfs_btree_lookup(&fs->tree, &key, val, sizeof(val));
+	n = czfs_pack_get(fs, at, &p);
 	if (n == -ENOENT)
 		return pack_err(blkaddr, "a cluster points at it, no PACK item");
 	if (n < 0)
 		return n;
-	if ((unsigned)n > sizeof(val) ||
-	    czfs_pack_item_decode(at, val, (unsigned)n, fs->cp.max_blocks, &p))
-		return -EFSCORRUPTED;
 	if (--p.refs) {
 		/* a slice's bytes leave its run (never below one: a live
 		 * slice holds some) */

@@ -73,6 +73,13 @@ bool czfs_pack_matches(const struct czfs_pack_info *p,
 		       const struct czfs_cluster_info *ci);
 
 /*
+ * The PACK item at key offset key, decoded into *p (fs->lock held, either
+ * way).  Returns 0, -ENOENT when there is none, -EFSCORRUPTED when it does
+ * not decode, or -errno of the tree.
+ */
+int czfs_pack_get(struct czfs_fs *fs, uint64_t key, struct czfs_pack_info *p);
+
+/*
  * Drop one reference of the pack or run at key offset key (inside a
  * transaction, fs->lock held exclusive), a run's live bytes by bytes (the
  * slice's payload): the last one deletes the PACK item and frees its

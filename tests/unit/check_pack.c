@@ -131,16 +131,13 @@ static void check_files(void)
 
 static uint32_t refs(void)
 {
-	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, pack.blkaddr };
-	uint8_t val[64];
 	struct czfs_pack_info pi;
-	int n = czfs_btree_lookup(&fs->tree, &key, val, sizeof(val));
+	int err = czfs_pack_get(fs, pack.blkaddr, &pi);
 
-	if (n == -ENOENT)
+	if (err == -ENOENT)
 		return 0;
-	ck_assert_int_eq(n, (int)sizeof(struct czfs_pack));
-	ck_assert_int_eq(czfs_pack_item_decode(pack.blkaddr, val, (unsigned)n,
-					       fs->cp.max_blocks, &pi), 0);
+	ck_assert_int_eq(err, 0);
+	ck_assert_uint_eq(pi.blkaddr, pack.blkaddr);
 	return pi.refs;
 }
 
@@ -194,6 +191,8 @@ START_TEST(a_missing_pack_item_is_corruption)
 	make_pack(CZFS_ALG_LZ4);
 	key.offset = pack.blkaddr;
 	ck_assert_int_eq(czfs_btree_delete(&fs->tree, &key), 0);
+	ck_assert_int_eq(czfs_pack_get(fs, pack.blkaddr, &(struct czfs_pack_info){ 0 }),
+			 -ENOENT);
 	ck_assert_int_eq(czfs_clusters_drop(fs, 5, 0, &d), -EFSCORRUPTED);
 }
 END_TEST

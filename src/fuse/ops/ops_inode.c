@@ -227,14 +227,15 @@ bool czfs_fuse_atime_due(struct czfs_daemon *dm,
 static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct czfs_daemon *dm = req_daemon(req);
-	const struct czfs_cp_info *cp = &dm->fs->cp;
-	uint64_t max = cp->max_blocks, avail, beyond;
-	uint64_t used = MIN(max, cp->used_blocks + cp->prealloc_blocks);
+	const struct czfs_cp_info *cp = &dm->fs->cp;	/* fixed when ro */
+	uint64_t max, used, avail, beyond;
 	struct statvfs sv = { 0 };
 
-	if (!dm->opts.ro) {		/* the live map, less what writes hold */
-		czfs_smap_usage(&dm->fs->smap, &max, &used);
-		used = MIN(max, used + atomic_load(&dm->reserved_blocks));
+	if (dm->opts.ro) {
+		max = cp->max_blocks;
+		used = MIN(max, cp->used_blocks + cp->prealloc_blocks);
+	} else {		/* the live map, less what writes hold */
+		czfs_room_usage(dm, &max, &used);
 	}
 	avail = dm->opts.ro ? max - used : czfs_room_free(dm);
 	/* an image without a fixed limit: as far as the host lets it grow */

@@ -201,7 +201,7 @@ static uint64_t request_end(struct czfs_daemon *dm, uint64_t start,
 			    uint64_t need_end, uint64_t run_end)
 {
 	uint64_t max = dm->io.max_request, end;
-	uint64_t image_end = dm->fs->cp.image_blocks * CZFS_BLOCK_SIZE;
+	uint64_t image_end = czfs_fs_checkpointed_blocks(dm->fs) * CZFS_BLOCK_SIZE;
 
 	if (dm->io.aligned)	/* whole aligned requests, read past need_end */
 		end = MIN((start / max + 1) * max, image_end);

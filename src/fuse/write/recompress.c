@@ -213,18 +213,13 @@ int czfs_recomp_file(struct czfs_daemon *dm, struct czfs_minode *mi)
 /* Whether the run at blkaddr is less than half live (0: gone, damaged). */
 static bool run_underused(struct czfs_daemon *dm, uint64_t blkaddr)
 {
-	struct czfs_key key = { CZFS_PACK_OBJECTID, CZFS_ITEM_PACK, blkaddr };
-	uint8_t val[sizeof(struct czfs_pack)];
 	struct czfs_pack_info p;
-	int n;
+	int err;
 
 	pthread_rwlock_rdlock(&dm->fs->lock);
-	n = czfs_btree_lookup(&dm->fs->tree, &key, val, sizeof(val));
+	err = czfs_pack_get(dm->fs, blkaddr, &p);
 	pthread_rwlock_unlock(&dm->fs->lock);
-	return n == (int)sizeof(val) &&
-	       !czfs_pack_item_decode(blkaddr, val, (unsigned)n,
-				      dm->fs->cp.max_blocks, &p) &&
-	       czfs_run_underused(&p);
+	return !err && czfs_run_underused(&p);
 }
 
 /*

@@ -13,9 +13,10 @@
 #include "room.h"
 #include "util.h"
 
-static uint64_t margin(struct czfs_daemon *dm)
+/* Kept free for what a commit itself takes; max as the space map has it. */
+static uint64_t margin(uint64_t max)
 {
-	return MAX(256u, dm->fs->cp.max_blocks / 100);
+	return MAX(256u, max / 100);
 }
 
 uint64_t czfs_room_free(struct czfs_daemon *dm)
@@ -23,8 +24,14 @@ uint64_t czfs_room_free(struct czfs_daemon *dm)
 	uint64_t max, used, taken;
 
 	czfs_smap_usage(&dm->fs->smap, &max, &used);
-	taken = used + atomic_load(&dm->reserved_blocks) + margin(dm);
+	taken = used + atomic_load(&dm->reserved_blocks) + margin(max);
 	return taken < max ? max - taken : 0;
+}
+
+void czfs_room_usage(struct czfs_daemon *dm, uint64_t *max, uint64_t *used)
+{
+	czfs_smap_usage(&dm->fs->smap, max, used);
+	*used = MIN(*max, *used + atomic_load(&dm->reserved_blocks));
 }
 
 int czfs_room_reserve(struct czfs_daemon *dm, uint64_t blocks)
@@ -35,7 +42,7 @@ int czfs_room_reserve(struct czfs_daemon *dm, uint64_t blocks)
 		uint64_t max, used;
 
 		czfs_smap_usage(&dm->fs->smap, &max, &used);
-		if (used + old + blocks + margin(dm) > max)
+		if (used + old + blocks + margin(max) > max)
 			return -ENOSPC;
 	} while (!atomic_compare_exchange_weak(&dm->reserved_blocks, &old,
 					       old + blocks));
@@ -149,7 +156,7 @@ int czfs_room_grow(struct czfs_daemon *dm, uint64_t need)
 		goto out;
 	}
 	czfs_smap_usage(&fs->smap, &max, &used);
-	want = MIN(max + MAX(MAX(max / 4, GROW_MIN_BLOCKS), need + margin(dm)),
+	want = MIN(max + MAX(MAX(max / 4, GROW_MIN_BLOCKS), need + margin(max)),
 		   reach);
 	if (want <= max)
 		goto out;

@@ -21,6 +21,9 @@ struct czfs_inode_info;
 /* Blocks free for new data, reservations and the margin deducted. */
 uint64_t czfs_room_free(struct czfs_daemon *dm);
 
+/* The size limit and the blocks taken now, reservations counted (statfs). */
+void czfs_room_usage(struct czfs_daemon *dm, uint64_t *max, uint64_t *used);
+
 /* Take room for blocks of dirty data: 0, or -ENOSPC when the image cannot
  * hold them beside the margin; give it back. */
 int czfs_room_reserve(struct czfs_daemon *dm, uint64_t blocks);
