@@ -540,7 +540,10 @@ static int used_count(struct cmd *c)
 
 int main(int argc, char **argv)
 {
+	/* SOURCE_DATE_EPOCH: checkpoints of that time, the same image twice */
+	const char *epoch = getenv("SOURCE_DATE_EPOCH");
 	struct czfs_fs_opts o = { .flags = CZFS_OPEN_RDONLY | CZFS_OPEN_NOSMAP };
+	struct czfs_fs_opts rw = { .fixed_time = epoch ? atoll(epoch) : 0 };
 	struct cmd c = { .argv = argv, .argc = argc };
 	const char *op = argc > 2 ? argv[2] : "";
 	bool raw = !strcmp(op, "poke") || !strcmp(op, "used-count") ||
@@ -556,8 +559,7 @@ int main(int argc, char **argv)
 		err = argc > 4 ? sb_byte(argv[1], (unsigned)num(argv[3]),
 					 (uint8_t)num(argv[4])) : -EINVAL;
 	else if (!strcmp(op, "used-count") && argc > 3)
-		err = czfs_fs_open(argv[1], &(struct czfs_fs_opts){ 0 }, &c.fs) ?:
-		      used_count(&c);
+		err = czfs_fs_open(argv[1], &rw, &c.fs) ?: used_count(&c);
 	else if (!strcmp(op, "tear"))
 		err = czfs_fs_open(argv[1], &o, &c.fs) ?: tear(&c, argv[1]);
 	else if (raw && argc > 7)
@@ -565,8 +567,7 @@ int main(int argc, char **argv)
 	else if (raw)
 		err = -EINVAL;
 	else
-		err = czfs_fs_open(argv[1], &(struct czfs_fs_opts){ 0 }, &c.fs) ?:
-		      transaction(&c);
+		err = czfs_fs_open(argv[1], &rw, &c.fs) ?: transaction(&c);
 	if (err)
 		fprintf(stderr, "czfs-corrupt: %s: %s\n", op, strerror(-err));
 	czfs_fs_close(c.fs);

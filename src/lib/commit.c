@@ -64,9 +64,10 @@ static int cover(struct czfs_fs *fs, struct czfs_cp_info *cp)
 
 static void fill_checkpoint(struct czfs_fs *fs, struct czfs_cp_info *cp)
 {
-	struct timespec now;
+	struct timespec now = { .tv_sec = fs->fixed_time };
 
-	clock_gettime(CLOCK_REALTIME, &now);
+	if (!fs->fixed_time)
+		clock_gettime(CLOCK_REALTIME, &now);
 	cp->generation = fs->cp.generation + 1;
 	cp->root_blkaddr = fs->tree.root_blkaddr;
 	cp->root_generation = fs->tree.root_generation;

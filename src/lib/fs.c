@@ -115,6 +115,7 @@ int czfs_fs_open_bdev(struct czfs_bdev *bdev, const struct czfs_fs_opts *opts,
 	fs->bdev = bdev;
 	fs->rdonly = opts->flags & CZFS_OPEN_RDONLY;
 	fs->discard = !fs->rdonly && (opts->flags & CZFS_OPEN_DISCARD);
+	fs->fixed_time = opts->fixed_time;
 	pthread_rwlock_init(&fs->lock, NULL);
 	pthread_mutex_init(&fs->discard_lock, NULL);
 	err = fs_lock_image(fs, opts->flags);

@@ -38,6 +38,9 @@ struct czfs_fs_opts {
 	unsigned node_cache_nodes;	/* 0 = default (16384 nodes, 64 MiB) */
 	const char *log_writes;		/* record every change to this log
 					 * (czfs_bdev_log_create), NULL = no */
+	int64_t fixed_time;		/* > 0: the time checkpoints record,
+					 * not the clock's (the same image
+					 * from the same changes) */
 };
 
 struct czfs_fs {
@@ -60,6 +63,7 @@ struct czfs_fs {
 	 * (czfs_fs_cover), whose fsyncs are small; mkfs and fsck make two. */
 	uint64_t cover_blocks;
 	bool super_unflushed;		/* the superblock, since the last commit */
+	int64_t fixed_time;		/* czfs_fs_opts.fixed_time */
 	pthread_mutex_t discard_lock;	/* one discard pass at a time */
 	struct czfs_discard_stats discarded;	/* by discard passes, discard_lock */
 	/* Metadata lock: shared for lookups, exclusive for changes. */

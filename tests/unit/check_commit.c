@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bdev.h"
 #include "btree.h"
@@ -312,6 +313,33 @@ START_TEST(an_open_image_grows_in_place)
 }
 END_TEST
 
+START_TEST(a_fixed_time_makes_the_same_image_twice)
+{
+	struct czfs_fs_opts o = { .fixed_time = 1000000000 };
+	struct czfs_bdev *base = make_image(), *after[2];
+
+	/* the same change to the same image, committed at different moments */
+	for (unsigned i = 0; i < 2; i++) {
+		struct czfs_fs *fs = NULL;
+
+		ck_assert_int_eq(czfs_fs_open_bdev(copy_bdev(base), &o, &fs), 0);
+		ck_assert_int_eq(change_sizes(fs, 123, 3), 0);
+		ck_assert_int_eq(czfs_fs_commit(fs), 0);
+		ck_assert_int_eq(fs->cp.commit_time, 1000000000);
+		ck_assert_uint_eq(fs->cp.commit_nsec, 0);
+		after[i] = copy_bdev(fs->bdev);
+		czfs_fs_close(fs);
+		usleep(20 * 1000);
+	}
+	ck_assert_uint_eq(after[0]->size, after[1]->size);
+	ck_assert_mem_eq(czfs_bdev_mem_data(after[0]), czfs_bdev_mem_data(after[1]),
+			 after[0]->size);
+	for (unsigned i = 0; i < 2; i++)
+		czfs_bdev_close(after[i]);
+	czfs_bdev_close(base);
+}
+END_TEST
+
 START_TEST(read_only_refuses_changes)
 {
 	struct czfs_fs *fs = open_fs(make_image(), false);
@@ -337,6 +365,7 @@ int main(void)
 	tcase_add_test(tc, a_big_commit_takes_two_flushes);
 	tcase_add_test(tc, a_covered_commit_missing_a_block_gives_the_one_before);
 	tcase_add_test(tc, read_only_refuses_changes);
+	tcase_add_test(tc, a_fixed_time_makes_the_same_image_twice);
 	tcase_add_test(tc, an_open_image_grows_in_place);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
