@@ -63,8 +63,9 @@ static const char usage_text[] =
 "    -o kernel_readahead=SIZE  readahead of the mount in the kernel: the size\n"
 "                           of FUSE read requests (default 1M; 0: leave it)\n"
 "    -o direct_io           read and write the image with O_DIRECT\n"
-"    -o direct_reads        read data (reads of 128 KiB and more) with\n"
-"                           O_DIRECT, not through the host's page cache\n"
+"    -o direct_reads, buffered_reads  read data (reads of 128 KiB and more)\n"
+"                           with O_DIRECT (default), or through the host's\n"
+"                           page cache\n"
 "    -o map=vm_map_ram|vmap how the codecs see pool pages: per-thread cached\n"
 "                           windows (default) or a fresh mapping each time\n"
 "    -o map_scattered=bounce|slot  vm_map_ram: copy pages that are not one\n"
@@ -128,6 +129,7 @@ static const struct fuse_opt czfs_opts[] = {
 	CZFS_OPT("workers=%u", workers),
 	CZFS_OPT("direct_io", direct_io),
 	CZFS_OPT("direct_reads", direct_reads),
+	{ "buffered_reads", offsetof(struct czfs_mount_opts, direct_reads), 0 },
 	FUSE_OPT_KEY("map_scattered=", KEY_SCATTERED),
 	FUSE_OPT_KEY("reclaim=", KEY_RECLAIM),
 	CZFS_OPT("unaligned_requests", unaligned),
@@ -422,6 +424,7 @@ void czfs_opts_init(struct czfs_mount_opts *o)
 		.readahead = DEFAULT_READAHEAD,
 		.tree_readahead = DEFAULT_TREE_READAHEAD,
 		.kernel_readahead = 1u << 20,
+		.direct_reads = 1,
 		.map = CZFS_MAP_VM_MAP_RAM,
 		.remote = { .retries = -1 },
 		.commit = DEFAULT_COMMIT,
