@@ -40,6 +40,7 @@ UNIT_TESTS = \
 	tests/unit/check_prefetch \
 	tests/unit/check_runs \
 	tests/unit/check_coldmap \
+	tests/unit/check_room \
 	tests/unit/check_wlog
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -75,6 +76,11 @@ tests_unit_check_rcache_LDADD = $(CZFS_REMOTE_LIBS) $(CHECK_LIBS)
 tests_unit_check_coldmap_SOURCES = tests/unit/check_coldmap.c \
 	src/fuse/write/coldmap.c src/fuse/write/coldmap.h
 tests_unit_check_coldmap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/fuse/write
+# The daemon's middle, against an image in memory (libczfsdaemon.a).
+tests_unit_check_room_SOURCES = tests/unit/check_room.c $(FS_TESTLIB)
+tests_unit_check_room_CPPFLAGS = $(CZFS_DAEMON_CPPFLAGS)
+tests_unit_check_room_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
+tests_unit_check_room_LDADD = $(CZFS_DAEMON_LIBS) $(CHECK_LIBS)
 
 BTREE_TESTLIB = tests/unit/btree_testlib.c tests/unit/btree_testlib.h
 tests_unit_check_btree_SOURCES = tests/unit/check_btree.c $(BTREE_TESTLIB)
