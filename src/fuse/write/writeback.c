@@ -24,6 +24,7 @@
 #include "util.h"
 #include "wbblocks.h"
 #include "wbpack.h"
+#include "wbpool.h"
 #include "wbrun.h"
 #include "writeback.h"
 
@@ -107,10 +108,14 @@ struct wb_item {
 	unsigned run_no;		/* which (wbrun.h) */
 	uint32_t run_off, run_clen;	/* where in it, how long */
 	bool done;
+	bool ahead;			/* encoded by wb_pre: ci, out_len and,
+					 * to store, its payload in tp */
+	unsigned out_len;
 	/* from here, written before they are read (zeroing 4 KiB an item
 	 * at every fsync showed): */
 	uint8_t inl[CZFS_INLINE_MAX];	/* inline payload, copied */
 	struct czfs_wbblocks hot;	/* a BLOCKMAP's plan and entries */
+	struct czfs_temp tp;		/* an ahead item's encoded pages */
 };
 
 static void wb_policy(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
@@ -129,20 +134,34 @@ static void wb_policy(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
  * written back block by block, its unwritten blocks kept where they are;
  * so is the partial last cluster of a file a writer fsyncs (log_tail).
  */
+static bool log_tail(const struct czfs_inode_info *ii, const struct wb_item *w,
+		     bool fsynced)
+{
+	return fsynced && !w->recompress &&
+	       w->e->len < czfs_inode_cluster_bytes(ii);
+}
+
+/* Written whole (or one block): never hot, no lookup needed. */
+static bool written_whole(const struct czfs_inode_info *ii,
+			  const struct wb_item *w, bool fsynced)
+{
+	unsigned n = DIV_ROUND_UP(w->e->len, CZFS_BLOCK_SIZE);
+	uint64_t all = n >= 64 ? ~0ull : (1ull << n) - 1;
+
+	return n <= 1 || ((w->wmask & all) == all && !log_tail(ii, w, fsynced));
+}
+
 static bool wb_is_hot(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		      const struct wb_item *w, bool fsynced,
 		      struct czfs_cluster_info *old, void *old_map)
 {
-	unsigned n = DIV_ROUND_UP(w->e->len, CZFS_BLOCK_SIZE);
-	uint64_t all = n >= 64 ? ~0ull : (1ull << n) - 1;
-	bool log_tail = fsynced && !w->recompress &&
-			w->e->len < czfs_inode_cluster_bytes(ii);
 	int err;
 
-	if (n <= 1 || ((w->wmask & all) == all && !log_tail))
-		return false;		/* written whole: no lookup needed */
+	if (written_whole(ii, w, fsynced))
+		return false;
 	err = czfs_load_items(dm, ii, w->e->idx, 1, old, old_map);
-	return !err && czfs_cluster_hot(old, w->wmask, w->e->len, log_tail);
+	return !err && czfs_cluster_hot(old, w->wmask, w->e->len,
+					log_tail(ii, w, fsynced));
 }
 
 /* Write a hot cluster's written blocks out of place (rbuf mapped). */
@@ -213,67 +232,194 @@ static int wb_place(struct czfs_daemon *dm, struct czfs_wbrun *run,
 	return err;
 }
 
-/* Compress one cluster (rbuf -> cbuf through the window cache), write it
- * out of place, or place it in the batch's run; a hot one block by
- * block. */
-static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		     bool fsynced, struct czfs_wbrun *run, struct wb_item *w)
+/*
+ * Compress w's cluster (its pages -> tp's, through the window cache);
+ * on success tp stays mapped at *cm, and an inline payload is copied
+ * into the item.  flags: czfs_temp_alloc's.
+ */
+static int wb_compress(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		       struct wb_item *w, struct czfs_temp *tp, unsigned flags,
+		       struct czfs_mapping *cm)
 {
-	unsigned rn = 1u << ii->cluster_shift, out_len;
+	unsigned rn = 1u << ii->cluster_shift;
 	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
-	struct czfs_cluster_policy pol;
-	struct czfs_cluster_info old;
-	struct czfs_mapping rm, cm;
 	struct czfs_thread *t = czfs_fuse_thread();
-	struct czfs_temp tp;
-	uint64_t blk;
+	struct czfs_cluster_policy pol;
+	struct czfs_mapping rm;
 	int err;
 
 	if (!t)
 		return -ENOMEM;
-	if (!w->e->len || w->e->page == CZFS_NO_PAGE) {
-		memset(&w->ci, 0, sizeof(w->ci));	/* a hole */
-		return 0;
-	}
-	atomic_fetch_add(&dm->st.wb_clusters, 1);
 	wb_policy(dm, ii, w->e->idx, &pol);
-	if (wb_is_hot(dm, ii, w, fsynced, &old, w->inl))
-		return wb_blocks(dm, ii, &pol, &old, w);
-	err = czfs_load_complete(dm, ii, w->e);	/* encoded whole */
-	if (err)
-		return err;
 	czfs_centry_pages(w->e, rpages);
 	err = czfs_temp_alloc(dm, MIN(rn + 1, (unsigned)CZFS_MAX_CLUSTER_BLOCKS),
-			      &tp, &dm->st.temp_alloc, 0);
+			      tp, &dm->st.temp_alloc, flags);
 	if (err)
 		return err;
 	err = czfs_win_map(dm->wc, rpages, rn, false, &rm);
 	if (err)
 		goto out_temp;
-	err = czfs_win_map(dm->wc, tp.pages, tp.n, true, &cm);
+	err = czfs_win_map(dm->wc, tp->pages, tp->n, true, cm);
 	if (err)
 		goto out_rbuf;
-	err = czfs_cluster_encode(t->codec, &pol, rm.addr, w->e->len, cm.addr,
-				  &w->ci, &out_len);
+	err = czfs_cluster_encode(t->codec, &pol, rm.addr, w->e->len,
+				  cm->addr, &w->ci, &w->out_len);
 	if (!err && w->ci.inline_len) {
 		memcpy(w->inl, w->ci.inline_data, w->ci.inline_len);
 		w->ci.inline_data = w->inl;
-	} else if (!err && w->ci.kind == CZFS_CLUSTER_COMPRESSED) {
-		err = wb_place(dm, run, cm.addr, w);	/* written with a run */
-	} else if (!err && w->ci.nblocks) {
-		err = czfs_room_write(dm, cm.addr, out_len, w->ci.nblocks, &blk);
-		if (!err) {
-			w->ci.blkaddr = blk;
-			w->blk = blk;
-			w->nblk = w->ci.nblocks;
-		}
 	}
-	czfs_win_unmap(dm->wc, &cm);
+	if (err)
+		czfs_win_unmap(dm->wc, cm);
 out_rbuf:
 	czfs_win_unmap(dm->wc, &rm);
 out_temp:
+	if (err)
+		czfs_temp_free(dm, tp);
+	return err;
+}
+
+/* An encoded cluster's payload (at out): a compressed one into the
+ * batch's run, a raw one to new blocks; an inline one or a hole holds
+ * no blocks. */
+static int wb_store(struct czfs_daemon *dm, struct czfs_wbrun *run,
+		    const uint8_t *out, struct wb_item *w)
+{
+	uint64_t blk;
+	int err;
+
+	if (w->ci.inline_len || !w->ci.nblocks)
+		return 0;
+	if (w->ci.kind == CZFS_CLUSTER_COMPRESSED)
+		return wb_place(dm, run, out, w);	/* written with a run */
+	err = czfs_room_write(dm, out, w->out_len, w->ci.nblocks, &blk);
+	if (!err) {
+		w->ci.blkaddr = blk;
+		w->blk = blk;
+		w->nblk = w->ci.nblocks;
+	}
+	return err;
+}
+
+/* Store what wb_pre encoded. */
+static int wb_store_ahead(struct czfs_daemon *dm, struct czfs_wbrun *run,
+			  struct wb_item *w)
+{
+	struct czfs_mapping cm;
+	int err;
+
+	w->ahead = false;
+	if (!w->tp.n)		/* inline, or a hole: nothing to store */
+		return 0;
+	err = czfs_win_map(dm->wc, w->tp.pages, w->tp.n, false, &cm);
+	if (!err) {
+		err = wb_store(dm, run, cm.addr, w);
+		czfs_win_unmap(dm->wc, &cm);
+	}
+	czfs_temp_free(dm, &w->tp);
+	return err;
+}
+
+/* Compress one cluster, write it out of place, or place it in the
+ * batch's run; a hot one block by block. */
+static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		     bool fsynced, struct czfs_wbrun *run, struct wb_item *w)
+{
+	struct czfs_cluster_policy pol;
+	struct czfs_cluster_info old;
+	struct czfs_mapping cm;
+	struct czfs_temp tp;
+	int err;
+
+	if (!w->e->len || w->e->page == CZFS_NO_PAGE) {
+		memset(&w->ci, 0, sizeof(w->ci));	/* a hole */
+		return 0;
+	}
+	atomic_fetch_add(&dm->st.wb_clusters, 1);
+	if (w->ahead)
+		return wb_store_ahead(dm, run, w);
+	wb_policy(dm, ii, w->e->idx, &pol);
+	if (wb_is_hot(dm, ii, w, fsynced, &old, w->inl))
+		return wb_blocks(dm, ii, &pol, &old, w);
+	err = czfs_load_complete(dm, ii, w->e);	/* encoded whole */
+	if (!err)
+		err = wb_compress(dm, ii, w, &tp, 0, &cm);
+	if (err)
+		return err;
+	err = wb_store(dm, run, cm.addr, w);
+	czfs_win_unmap(dm->wc, &cm);
 	czfs_temp_free(dm, &tp);
 	return err;
+}
+
+/* ---- encoding ahead, on every core ------------------------------------------ */
+
+struct wb_pre {
+	struct czfs_daemon *dm;
+	const struct czfs_inode_info *ii;
+	bool fsynced;
+	struct wb_item *ws;
+};
+
+/*
+ * Encode one cluster of the batch ahead of its turn, on any thread: only
+ * a whole one (no lookup, no load) whose pages come without waiting (the
+ * batch holds its encoded pages until its turn: waiting could deadlock
+ * batches on a small pool).  Whatever is not encoded here, wb_encode
+ * does in order, as with one thread.
+ */
+static void wb_pre_one(void *arg, unsigned i)
+{
+	struct wb_pre *p = arg;
+	struct czfs_daemon *dm = p->dm;
+	struct wb_item *w = &p->ws[i];
+	struct czfs_mapping cm;
+	unsigned long long now, max;
+
+	if (!w->e->len || w->e->page == CZFS_NO_PAGE ||
+	    atomic_load(&w->e->partial) || !written_whole(p->ii, w, p->fsynced))
+		return;
+	now = atomic_fetch_add(&dm->wb_encoding, 1) + 1;
+	max = atomic_load(&dm->st.wb_encoders_max);
+	while (now > max &&
+	       !atomic_compare_exchange_weak(&dm->st.wb_encoders_max, &max, now))
+		;
+	if (!wb_compress(dm, p->ii, w, &w->tp, CZFS_TEMP_NOWAIT, &cm)) {
+		czfs_win_unmap(dm->wc, &cm);	/* mapped by this thread */
+		if (w->ci.inline_len || !w->ci.nblocks)
+			czfs_temp_free(dm, &w->tp);	/* nothing to store */
+		w->ahead = true;
+		atomic_fetch_add(&dm->st.wb_ahead, 1);
+	}
+	atomic_fetch_sub(&dm->wb_encoding, 1);
+}
+
+/*
+ * The batch's first clusters, as many as an eighth of the pool holds
+ * encoded: its ordered part may wait for pages (a hot cluster, one not
+ * encoded ahead) while it holds those, and the rest of the pool is where
+ * they come from (the default pool holds a whole batch 2 times over).
+ */
+static void wb_pre(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
+		   bool fsynced, struct wb_item *ws, unsigned n)
+{
+	struct wb_pre p = { .dm = dm, .ii = ii, .fsynced = fsynced, .ws = ws };
+	uint64_t budget = dm->opts.cache_size / CZFS_BLOCK_SIZE / 8;
+	unsigned per = MIN((1u << ii->cluster_shift) + 1,
+			   (unsigned)CZFS_MAX_CLUSTER_BLOCKS);
+
+	if (dm->wp)
+		czfs_wbpool_for(dm->wp, (unsigned)MIN(n, budget / per),
+				wb_pre_one, &p);
+}
+
+/* Give back what was encoded ahead and not stored. */
+static void wb_pre_drop(struct czfs_daemon *dm, struct wb_item *ws, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (ws[i].ahead)
+			czfs_temp_free(dm, &ws[i].tp);
+		ws[i].ahead = false;
+	}
 }
 
 /*
@@ -463,13 +609,16 @@ static int encode_link(struct czfs_daemon *dm, struct czfs_minode *mi,
 		       unsigned n)
 {
 	struct czfs_wbrun run = { 0 };
+	bool fsynced = atomic_load(&mi->fsynced);
 	int err = 0;
 
+	wb_pre(dm, ii, fsynced, ws, n);		/* no blocks taken: no room */
 	czfs_room_take_begin(dm);
 	for (unsigned i = 0; i < n && !err; i++) {
 		ws[i].in_run = false;
-		err = wb_encode(dm, ii, atomic_load(&mi->fsynced), &run, &ws[i]);
+		err = wb_encode(dm, ii, fsynced, &run, &ws[i]);
 	}
+	wb_pre_drop(dm, ws, n);			/* after a failure */
 	if (!err)
 		err = wb_write_run(dm, &run, ws, n);
 	if (!err)
