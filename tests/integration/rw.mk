@@ -17,6 +17,7 @@ RW_TESTS = \
 	tests/integration/rw_hot.sh \
 	tests/integration/rw_recompress.sh \
 	tests/integration/rw_fsync.sh \
+	tests/integration/rw_fsync_inflight.sh \
 	tests/integration/powerloss.sh \
 	tests/integration/rw_size_order.sh \
 	tests/integration/rw_wbpool.sh
