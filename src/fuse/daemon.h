@@ -34,6 +34,7 @@ struct czfs_minode;
 struct czfs_flusher;
 struct czfs_flushreq;
 struct czfs_recomp;
+struct czfs_wbpool;
 struct czfs_coldmap;
 struct czfs_remount;
 
@@ -56,6 +57,7 @@ struct czfs_mount_opts {
 	uint64_t cache_size;		/* page pool cap, bytes */
 	unsigned reserved_pages;	/* erofs-style reserve */
 	unsigned workers;		/* prefetch threads, 0 = online CPUs */
+	unsigned write_threads;		/* writeback's encoders, 0 = online CPUs */
 	uint64_t readahead;		/* max prefetch window, bytes */
 	uint64_t kernel_readahead;	/* the mount's bdi readahead, 0 = as is */
 	/* fuse_opt stores an int through the flags it sets (CZFS_OPT) */
@@ -123,6 +125,10 @@ struct czfs_daemon_stats {
 	atomic_ullong wb_hot_kept;	/* blocks they kept where they were */
 	atomic_ullong wb_runs;		/* runs of slices written (wbrun.h) */
 	atomic_ullong wb_slices;	/* compressed clusters laid in them */
+	atomic_ullong wb_ahead;		/* clusters encoded ahead of their
+					 * batch's order (wb_pre) */
+	atomic_ullong wb_by_workers;	/* of them by the pool's workers */
+	atomic_ullong wb_encoders_max;	/* most encoding at once */
 	atomic_ullong partial_writes;	/* clusters written without a load */
 	atomic_ullong partial_completed;	/* and loaded after all */
 	atomic_ullong recomp_clusters;	/* rewritten by recompression */
@@ -153,6 +159,8 @@ struct czfs_daemon {
 	struct czfs_coldmap *cold;	/* block-mapped clusters, when
 					 * recompression is on (coldmap.h) */
 	struct czfs_recomp *rc;		/* its worker (recompress.h) */
+	struct czfs_wbpool *wp;		/* writeback's encoders (wbpool.h) */
+	atomic_uint wb_encoding;	/* clusters being encoded ahead now */
 	struct czfs_iobatch_opts io;
 	struct czfs_mount_opts opts;
 	double attr_timeout;		/* long while read-only */

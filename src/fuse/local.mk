@@ -33,6 +33,8 @@ src_fuse_libczfsdaemon_a_SOURCES += \
 	src/fuse/write/wbblocks.c src/fuse/write/wbblocks.h \
 	src/fuse/write/wbrun.c src/fuse/write/wbrun.h \
 	src/fuse/write/wbpack.c src/fuse/write/wbpack.h \
+	src/fuse/write/wbpool.c src/fuse/write/wbpool.h \
+	src/fuse/write/wbencode.c src/fuse/write/wbencode.h \
 	src/fuse/write/writeback.c src/fuse/write/writeback.h \
 	src/fuse/write/flusher.c src/fuse/write/flusher.h \
 	src/fuse/write/coldmap.c src/fuse/write/coldmap.h \

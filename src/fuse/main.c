@@ -32,6 +32,7 @@
 #include "stream.h"
 #include "url.h"
 #include "utab.h"
+#include "wbpool.h"
 #include "util.h"
 
 /* Checkpoints that bring up to 4 MiB into use are made with one flush:
@@ -208,6 +209,11 @@ static int daemon_start_threads(struct czfs_daemon *dm)
 				  dm->opts.workers ? dm->opts.workers :
 				  (unsigned)MAX(cpus, 1));
 	if (!err && !dm->opts.ro)
+		err = czfs_wbpool_start(dm->opts.write_threads ?
+					dm->opts.write_threads :
+					(unsigned)MAX(cpus, 1),
+					&dm->st.wb_by_workers, &dm->wp);
+	if (!err && !dm->opts.ro)
 		err = czfs_flusher_start(dm);
 	if (!err)
 		err = czfs_recomp_start(dm);
@@ -222,6 +228,8 @@ static void daemon_teardown(struct czfs_daemon *dm)
 	czfs_prefetch_stop(dm);
 	czfs_recomp_stop(dm);
 	czfs_flusher_stop(dm);		/* the last checkpoint */
+	czfs_wbpool_stop(dm->wp);	/* no writeback any more */
+	dm->wp = NULL;
 	czfs_cold_destroy(dm->cold);	/* no writeback notes any more */
 	czfs_itable_destroy(dm);
 	czfs_wincache_destroy(dm->wc);

@@ -56,6 +56,9 @@ static const char usage_text[] =
 "    -o reclaim=keep|punch  evicted clusters keep their memory in the pool\n"
 "                           (default) or give it back (low-memory mode)\n"
 "    -o workers=N           prefetch threads (default: online CPUs)\n"
+"    -o write_threads=N     threads that compress dirty clusters at\n"
+"                           writeback (default: online CPUs; 1: the\n"
+"                           writing thread alone)\n"
 "    -o sync_prefetch       no workers: a reader loads its prefetch window\n"
 "                           itself before its reply (requests that do not\n"
 "                           depend on scheduling, for tests)\n"
@@ -127,6 +130,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
 static const struct fuse_opt czfs_opts[] = {
 	CZFS_OPT("reserved_pages=%u", reserved_pages),
 	CZFS_OPT("workers=%u", workers),
+	CZFS_OPT("write_threads=%u", write_threads),
 	CZFS_OPT("direct_io", direct_io),
 	CZFS_OPT("direct_reads", direct_reads),
 	{ "buffered_reads", offsetof(struct czfs_mount_opts, direct_reads), 0 },

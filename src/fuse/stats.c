@@ -65,6 +65,9 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "writeback.hot_kept %llu\n", ld(&s->wb_hot_kept));
 	put(o, "writeback.runs %llu\n", ld(&s->wb_runs));
 	put(o, "writeback.slices %llu\n", ld(&s->wb_slices));
+	put(o, "writeback.encoded_ahead %llu\n", ld(&s->wb_ahead));
+	put(o, "writeback.encoded_by_workers %llu\n", ld(&s->wb_by_workers));
+	put(o, "writeback.encoders_max %llu\n", ld(&s->wb_encoders_max));
 	put(o, "recompress.pending %llu\n",
 	    dm->cold ? (unsigned long long)czfs_cold_count(dm->cold) : 0ull);
 	put(o, "recompress.clusters %llu\n", ld(&s->recomp_clusters));

@@ -17,8 +17,10 @@ RW_TESTS = \
 	tests/integration/rw_hot.sh \
 	tests/integration/rw_recompress.sh \
 	tests/integration/rw_fsync.sh \
+	tests/integration/rw_fsync_inflight.sh \
 	tests/integration/powerloss.sh \
-	tests/integration/rw_size_order.sh
+	tests/integration/rw_size_order.sh \
+	tests/integration/rw_wbpool.sh
 TESTS += $(RW_TESTS)
 EXTRA_DIST += $(RW_TESTS) tests/integration/rwlib.sh \
 	tests/integration/rw_posix.py tests/integration/rw_stress.py \

@@ -6,23 +6,17 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "bdev.h"
 #include "ccache.h"
 #include "cluster.h"
 #include "coldmap.h"
-#include "compress.h"
 #include "daemon.h"
 #include "flushreq.h"
 #include "fs.h"
-#include "load.h"
 #include "log.h"
 #include "minode.h"
-#include "pagepool.h"
 #include "room.h"
-#include "temp.h"
-#include "thread.h"
 #include "util.h"
-#include "wbblocks.h"
+#include "wbencode.h"
 #include "wbpack.h"
 #include "wbrun.h"
 #include "writeback.h"
@@ -94,195 +88,13 @@ static unsigned wb_batch(const struct czfs_minode *mi)
 	return MIN(MAX(n, WB_BATCH_MIN), WB_BATCH_MAX);
 }
 
-/* What writeback made of one dirty cluster. */
-struct wb_item {
-	struct czfs_centry *e;
-	uint32_t seq;			/* its write count when taken */
-	uint64_t wmask;			/* and its written blocks */
-	bool recompress;		/* marked by the recompression */
-	struct czfs_cluster_info ci;
-	uint64_t blk;			/* blocks written for it, to free if */
-	unsigned nblk;			/* it is not linked */
-	bool in_run;			/* its payload placed in a run */
-	unsigned run_no;		/* which (wbrun.h) */
-	uint32_t run_off, run_clen;	/* where in it, how long */
-	bool done;
-	/* from here, written before they are read (zeroing 4 KiB an item
-	 * at every fsync showed): */
-	uint8_t inl[CZFS_INLINE_MAX];	/* inline payload, copied */
-	struct czfs_wbblocks hot;	/* a BLOCKMAP's plan and entries */
-};
-
-static void wb_policy(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		      uint64_t idx, struct czfs_cluster_policy *pol)
-{
-	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
-
-	pol->alg = ii->flags & CZFS_INODE_NOCOMPRESS ? CZFS_ALG_NONE : ii->alg;
-	pol->level = ii->level;
-	pol->zero_detect = !dm->opts.no_zero_detect;
-	pol->allow_inline = ii->size && idx == (ii->size - 1) / cbytes;
-}
-
-/*
- * A cluster written in part over what it held is hot (czfs_cluster_hot):
- * written back block by block, its unwritten blocks kept where they are;
- * so is the partial last cluster of a file a writer fsyncs (log_tail).
- */
-static bool wb_is_hot(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		      const struct wb_item *w, bool fsynced,
-		      struct czfs_cluster_info *old, void *old_map)
-{
-	unsigned n = DIV_ROUND_UP(w->e->len, CZFS_BLOCK_SIZE);
-	uint64_t all = n >= 64 ? ~0ull : (1ull << n) - 1;
-	bool log_tail = fsynced && !w->recompress &&
-			w->e->len < czfs_inode_cluster_bytes(ii);
-	int err;
-
-	if (n <= 1 || ((w->wmask & all) == all && !log_tail))
-		return false;		/* written whole: no lookup needed */
-	err = czfs_load_items(dm, ii, w->e->idx, 1, old, old_map);
-	return !err && czfs_cluster_hot(old, w->wmask, w->e->len, log_tail);
-}
-
-/* Write a hot cluster's written blocks out of place (rbuf mapped). */
-static int wb_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		     const struct czfs_cluster_policy *pol,
-		     const struct czfs_cluster_info *old, struct wb_item *w)
-{
-	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
-	struct czfs_wbblocks *p = &w->hot;
-	struct czfs_mapping rm, cm = { 0 };
-	struct czfs_temp tp = { 0 };
-	uint64_t blk = 0;
-	int err;
-
-	czfs_centry_pages(w->e, rpages);
-	err = czfs_win_map(dm->wc, rpages, 1u << ii->cluster_shift, false, &rm);
-	if (err)
-		return err;
-	czfs_wbblocks_plan(old, w->wmask, rm.addr, w->e->len, pol->zero_detect, p);
-	if (p->unwritten && atomic_load(&w->e->partial)) {
-		/* blocks it must take from pages it never loaded */
-		err = czfs_load_complete(dm, ii, w->e);
-		if (!err)
-			czfs_wbblocks_plan(old, w->wmask, rm.addr, w->e->len,
-					   pol->zero_detect, p);
-	}
-	if (!err && p->nfresh) {
-		err = czfs_temp_alloc(dm, p->nfresh, &tp, &dm->st.temp_alloc, 0);
-		if (!err)
-			err = czfs_win_map(dm->wc, tp.pages, tp.n, true, &cm);
-		if (!err)
-			err = czfs_room_alloc(dm, p->nfresh, &blk);
-	}
-	if (!err) {
-		err = czfs_wbblocks_write(dm->fs->bdev, p, rm.addr, cm.addr, blk,
-					  &w->ci);
-		if (err && p->nfresh)
-			czfs_room_give_back(dm, blk, p->nfresh);
-	}
-	if (!err && p->nfresh) {
-		w->blk = blk;
-		w->nblk = p->nfresh;
-	}
-	if (cm.addr)
-		czfs_win_unmap(dm->wc, &cm);
-	czfs_temp_free(dm, &tp);
-	if (!err) {
-		atomic_fetch_add(&dm->st.wb_hot, 1);
-		atomic_fetch_add(&dm->st.wb_hot_fresh, p->nfresh);
-		atomic_fetch_add(&dm->st.wb_hot_kept, p->nkept);
-	}
-	czfs_win_unmap(dm->wc, &rm);
-	return err;
-}
-
-/* A compressed cluster's payload into the batch's runs. */
-static int wb_place(struct czfs_daemon *dm, struct czfs_wbrun *run,
-		    const uint8_t *stored, struct wb_item *w)
-{
-	struct czfs_cluster_header_info h;
-	int err;
-
-	czfs_cluster_header_decode(stored, &h);
-	err = czfs_wbrun_place(dm, run, stored + sizeof(struct czfs_cluster_header),
-			       h.clen, &w->run_no, &w->run_off);
-	w->in_run = !err;
-	w->run_clen = h.clen;
-	return err;
-}
-
-/* Compress one cluster (rbuf -> cbuf through the window cache), write it
- * out of place, or place it in the batch's run; a hot one block by
- * block. */
-static int wb_encode(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-		     bool fsynced, struct czfs_wbrun *run, struct wb_item *w)
-{
-	unsigned rn = 1u << ii->cluster_shift, out_len;
-	uint32_t rpages[CZFS_MAX_CLUSTER_BLOCKS];
-	struct czfs_cluster_policy pol;
-	struct czfs_cluster_info old;
-	struct czfs_mapping rm, cm;
-	struct czfs_thread *t = czfs_fuse_thread();
-	struct czfs_temp tp;
-	uint64_t blk;
-	int err;
-
-	if (!t)
-		return -ENOMEM;
-	if (!w->e->len || w->e->page == CZFS_NO_PAGE) {
-		memset(&w->ci, 0, sizeof(w->ci));	/* a hole */
-		return 0;
-	}
-	atomic_fetch_add(&dm->st.wb_clusters, 1);
-	wb_policy(dm, ii, w->e->idx, &pol);
-	if (wb_is_hot(dm, ii, w, fsynced, &old, w->inl))
-		return wb_blocks(dm, ii, &pol, &old, w);
-	err = czfs_load_complete(dm, ii, w->e);	/* encoded whole */
-	if (err)
-		return err;
-	czfs_centry_pages(w->e, rpages);
-	err = czfs_temp_alloc(dm, MIN(rn + 1, (unsigned)CZFS_MAX_CLUSTER_BLOCKS),
-			      &tp, &dm->st.temp_alloc, 0);
-	if (err)
-		return err;
-	err = czfs_win_map(dm->wc, rpages, rn, false, &rm);
-	if (err)
-		goto out_temp;
-	err = czfs_win_map(dm->wc, tp.pages, tp.n, true, &cm);
-	if (err)
-		goto out_rbuf;
-	err = czfs_cluster_encode(t->codec, &pol, rm.addr, w->e->len, cm.addr,
-				  &w->ci, &out_len);
-	if (!err && w->ci.inline_len) {
-		memcpy(w->inl, w->ci.inline_data, w->ci.inline_len);
-		w->ci.inline_data = w->inl;
-	} else if (!err && w->ci.kind == CZFS_CLUSTER_COMPRESSED) {
-		err = wb_place(dm, run, cm.addr, w);	/* written with a run */
-	} else if (!err && w->ci.nblocks) {
-		err = czfs_room_write(dm, cm.addr, out_len, w->ci.nblocks, &blk);
-		if (!err) {
-			w->ci.blkaddr = blk;
-			w->blk = blk;
-			w->nblk = w->ci.nblocks;
-		}
-	}
-	czfs_win_unmap(dm->wc, &cm);
-out_rbuf:
-	czfs_win_unmap(dm->wc, &rm);
-out_temp:
-	czfs_temp_free(dm, &tp);
-	return err;
-}
-
 /*
  * As btrfs does: a file whose first cluster, written whole, did not
  * compress is probably not compressible; later clusters are stored raw
  * without trying, unless compression is forced (CZFS_INODE_COMPRESS).
  */
 static bool first_does_not_compress(const struct czfs_inode_info *ii,
-				    const struct wb_item *ws, unsigned n)
+				    const struct czfs_wb_item *ws, unsigned n)
 {
 	return n && ws[0].e->idx == 0 && ws[0].ci.kind == CZFS_CLUSTER_RAW &&
 	       ii->cluster_shift > 0 && ii->alg != CZFS_ALG_NONE &&
@@ -295,8 +107,9 @@ static bool first_does_not_compress(const struct czfs_inode_info *ii,
  * took but does not link: a cluster written again since it was taken
  * holds unlinked bytes past what was encoded, one not linked all of it.
  */
-static void wb_linked(const struct czfs_minode *mi, const struct wb_item *ws,
-		      unsigned n, struct czfs_mi_link *l)
+static void wb_linked(const struct czfs_minode *mi,
+		      const struct czfs_wb_item *ws, unsigned n,
+		      struct czfs_mi_link *l)
 {
 	uint64_t cbytes = czfs_inode_cluster_bytes(&mi->ii);
 
@@ -318,7 +131,7 @@ static void wb_linked(const struct czfs_minode *mi, const struct wb_item *ws,
 /* Point the file at the new clusters (and the runs their slices are in)
  * and store its inode. */
 static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
-		   struct wb_item *ws, unsigned n, struct czfs_wbrun *run)
+		   struct czfs_wb_item *ws, unsigned n, struct czfs_wbrun *run)
 {
 	unsigned *linked = run->nruns ? calloc(run->nruns, sizeof(*linked)) : NULL;
 	struct czfs_fs *fs = dm->fs;
@@ -381,13 +194,13 @@ static int wb_link(struct czfs_daemon *dm, struct czfs_minode *mi,
  * extent.
  */
 static int wb_write_run(struct czfs_daemon *dm, struct czfs_wbrun *run,
-			struct wb_item *ws, unsigned n)
+			struct czfs_wb_item *ws, unsigned n)
 {
 	bool alone;
 	int err = czfs_wbrun_finish(dm, run, &alone);
 
 	for (unsigned i = 0; !err && i < n; i++) {
-		struct wb_item *w = &ws[i];
+		struct czfs_wb_item *w = &ws[i];
 
 		if (!w->in_run)
 			continue;
@@ -410,14 +223,14 @@ static int wb_write_run(struct czfs_daemon *dm, struct czfs_wbrun *run,
 
 static int cmp_idx(const void *a, const void *b)
 {
-	const struct wb_item *x = a, *y = b;
+	const struct czfs_wb_item *x = a, *y = b;
 
 	return x->e->idx < y->e->idx ? -1 : x->e->idx > y->e->idx;
 }
 
 /* Clusters written again meanwhile stay dirty; the others are clean. */
 static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
-		      struct wb_item *ws, unsigned n, int err)
+		      struct czfs_wb_item *ws, unsigned n, int err)
 {
 	uint64_t per = 1ull << mi->ii.cluster_shift;
 
@@ -459,17 +272,20 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
  * but not linked go back on failure.
  */
 static int encode_link(struct czfs_daemon *dm, struct czfs_minode *mi,
-		       const struct czfs_inode_info *ii, struct wb_item *ws,
+		       const struct czfs_inode_info *ii, struct czfs_wb_item *ws,
 		       unsigned n)
 {
 	struct czfs_wbrun run = { 0 };
+	bool fsynced = atomic_load(&mi->fsynced);
 	int err = 0;
 
+	czfs_wbenc_ahead(dm, ii, fsynced, ws, n);	/* takes no blocks */
 	czfs_room_take_begin(dm);
 	for (unsigned i = 0; i < n && !err; i++) {
 		ws[i].in_run = false;
-		err = wb_encode(dm, ii, atomic_load(&mi->fsynced), &run, &ws[i]);
+		err = czfs_wbenc_one(dm, ii, fsynced, &run, &ws[i]);
 	}
+	czfs_wbenc_drop(dm, ws, n);		/* after a failure */
 	if (!err)
 		err = wb_write_run(dm, &run, ws, n);
 	if (!err)
@@ -515,7 +331,7 @@ static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi,
 			    unsigned max, unsigned *took)
 {
 	struct czfs_inode_info ii;
-	struct wb_item *ws;
+	struct czfs_wb_item *ws;
 	unsigned n;
 	int err = 0;
 
@@ -528,7 +344,7 @@ static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi,
 		return n ? -ENOMEM : 0;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		memset(&ws[i], 0, offsetof(struct wb_item, inl));
+		memset(&ws[i], 0, offsetof(struct czfs_wb_item, inl));
 		ws[i].e = mi->dirty[i];
 		ws[i].seq = mi->dirty[i]->wseq;
 		ws[i].wmask = mi->dirty[i]->wmask;
@@ -623,7 +439,7 @@ static void pack_finish(struct czfs_daemon *dm, struct czfs_wbpack *pk)
 {
 	for (unsigned i = 0; i < pk->n; i++) {
 		struct czfs_wbpack_member *m = &pk->m[i];
-		struct wb_item w = { .e = m->e, .seq = m->seq, .done = m->done };
+		struct czfs_wb_item w = { .e = m->e, .seq = m->seq, .done = m->done };
 
 		if (m->done)
 			czfs_writeback_notify_attrs(dm, m->mi->ino);
@@ -721,22 +537,29 @@ int czfs_writeback_some(struct czfs_daemon *dm, struct czfs_minode *mi)
  * writes).  Batches take the oldest first and new clusters go last, so
  * once as many as were dirty at the start have been taken, by this or
  * by batches the lock ordered before this one's last, all of those are
- * linked.
+ * linked.  They are counted under wb_lock: a batch in flight (the
+ * recompression's, a throttled writer's) holds clusters off the list,
+ * and puts back at its end those written meanwhile; counted without
+ * them, an fsync's checkpoint committed the batch's older copy of a
+ * cluster and left the data the fsync covered dirty (powerloss.sh,
+ * its recompress workload: block 24 of /rc/h3 lost).
  */
 int czfs_writeback_inode(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
 	unsigned left, took = 1;
 	int err = 0;
 
+	pthread_mutex_lock(&mi->wb_lock);
 	pthread_mutex_lock(&mi->lock);
 	left = mi->ndirty;
 	pthread_mutex_unlock(&mi->lock);
 	while (!err && left && took) {
-		pthread_mutex_lock(&mi->wb_lock);
 		err = writeback_locked(dm, mi, MIN(left, wb_batch(mi)), &took);
-		pthread_mutex_unlock(&mi->wb_lock);
 		left -= took;
+		pthread_mutex_unlock(&mi->wb_lock);	/* a writer's batch */
+		pthread_mutex_lock(&mi->wb_lock);	/* may come between */
 	}
+	pthread_mutex_unlock(&mi->wb_lock);
 	return err;
 }
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Writeback.  Written data sits in dirty clusters of the cluster cache;
- * writeback compresses them (through the window cache, as
- * f2fs_compress_pages does), or writes a hot one block by block
- * (wbblocks.h), out of place to new blocks (room.h), and points the
- * file's cluster items at them; small files go together in packs
- * (wbpack.h).  When it runs, and the checkpoints that make it durable:
- * flusher.h.
+ * writeback compresses them batch by batch (wbencode.h: on every core,
+ * through the window cache, as f2fs_compress_pages does), or writes a
+ * hot one block by block (wbblocks.h), out of place to new blocks
+ * (room.h), and points the file's cluster items at them; small files go
+ * together in packs (wbpack.h).  When it runs, and the checkpoints that
+ * make it durable: flusher.h.
  */
 #ifndef CZFS_WRITEBACK_H
 #define CZFS_WRITEBACK_H

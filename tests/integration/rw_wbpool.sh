@@ -1,0 +1,52 @@
+#!/bin/bash
+# Writeback compresses on every core (issue 34): with -o write_threads=2,
+# the clusters of a big sequential write are encoded by the pool's worker
+# as well as by the writeback's own thread (czfs-stat:
+# writeback.encoded_by_workers, and writeback.encoders_max, the most
+# seen encoding at once), and still placed and linked in order: the files
+# read back equal after a remount, and fsck is clean.  With
+# write_threads=1 nothing is encoded ahead: writeback is as before.
+. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/rwlib.sh"
+require_fuse
+[ "$RW_TARGET" = czfs ] || { note "czfs only (its writeback's counters)"; exit 0; }
+STAT="$top_builddir/src/fuse/czfs-stat"
+
+stat_of() {	# NAME: a counter of the mount's
+	"$STAT" "$M" | awk -v k="$1" '$1 == k { print $2 }'
+}
+
+# 48 MiB that compresses about as real data does, different in each
+# cluster of 64 KiB (a repeated text, shifted by a line each round)
+cat /usr/include/*.h >"$T/text"
+[ "$(stat -c %s "$T/text")" -gt 1000000 ] || fail "no headers to make data from"
+: >"$T/data"
+for i in $(seq 1 100); do
+	[ "$(stat -c %s "$T/data")" -lt $((48 << 20)) ] || break
+	tail -n +"$i" "$T/text" >>"$T/data"
+done
+truncate -s 48M "$T/data"
+
+RW_MOUNT_OPTS=(-o allow_other,commit=3600,write_threads=2)
+rw_setup 1G
+dd if="$T/data" of="$M/a" bs=1M conv=fsync status=none || fail "dd to a"
+workers=$(stat_of writeback.encoded_by_workers)
+ahead=$(stat_of writeback.encoded_ahead)
+most=$(stat_of writeback.encoders_max)
+note "write_threads=2: $ahead clusters encoded ahead, $workers by the worker, at most $most at once"
+[ "${workers:-0}" -gt 0 ] || fail "the worker encoded nothing"
+[ "${ahead:-0}" -ge 700 ] || fail "$ahead of 768 clusters encoded ahead"
+[ "${most:-0}" -ge 2 ] || fail "never two encoders at once (most: $most)"
+
+RW_MOUNT_OPTS=(-o allow_other,commit=3600,write_threads=1)
+rw_remount
+cmp "$T/data" "$M/a" || fail "a differs after a remount"
+dd if="$T/data" of="$M/b" bs=1M conv=fsync status=none || fail "dd to b"
+[ "$(stat_of writeback.encoded_ahead)" = 0 ] ||
+	fail "write_threads=1 encoded ahead"
+[ "$(stat_of writeback.clusters)" -ge 768 ] || fail "b was not written back"
+rw_umount
+"$FSCK" -n "$RW_IMG" >"$T/fsck.log" 2>&1 || { cat "$T/fsck.log" >&2; fail "fsck"; }
+rw_mount_existing
+cmp "$T/data" "$M/a" || fail "a differs after the second remount"
+cmp "$T/data" "$M/b" || fail "b differs after a remount"
