@@ -115,8 +115,8 @@ static int link_fail(struct tar_ctx *c, int err, const char *path)
 {
 	switch (err) {
 	case -ENOTDIR: return fail(c, err, "a parent of '%s' is not a directory", path);
-	case -EISDIR: return fail(c, err, "'%s' is a directory already", path);
-	case -EEXIST: return fail(c, err, "'%s' is not a directory already", path);
+	case -EISDIR: return fail(c, err, "an earlier member made '%s' a directory", path);
+	case -EEXIST: return fail(c, err, "an earlier member made '%s' no directory", path);
 	default: return fail(c, err, "%s", strerror(-err));
 	}
 }
