@@ -4,8 +4,10 @@
 # stdin) gives the very bytes of mkfs.czfs -d of the tree it came from
 # (with -U and -T), and mounted, the same tree: names, types, modes,
 # owners, sub-second times, link counts, link targets, device numbers,
-# xattrs, ACLs, contents.  Hostile tarballs fail with the member's name
-# and leave no image.  --tar-whiteouts=overlay makes overlayfs whiteouts.
+# xattrs, ACLs, contents.  fsck.czfs --tar turns the image back into a
+# stream that gives the same image, and that GNU tar extracts to the same
+# tree.  Hostile tarballs fail with the member's name and leave no image.
+# --tar-whiteouts=overlay makes overlayfs whiteouts.
 . "$top_srcdir/tests/integration/lib.sh"
 
 UUID=0b5e4a1c-7d2f-4e60-9a3b-c1d2e3f4a5b6
@@ -113,6 +115,22 @@ diff -u <(plain "$T/mdir") <(plain "$T/m-old") || fail "GNU format: the tree dif
 	fail "GNU format: the image is larger than -d's: the sparse member's holes took space"
 czfs_umount "$T/m-old"
 note "GNU format: long names, sparse member (holes take no space)"
+
+# ---- fsck.czfs --tar: the image as a tar stream again -----------------
+FSCK="$top_builddir/fsck/fsck.czfs"
+"$FSCK" -q --tar=- "$T/ref.img" >"$T/back.tar" || fail "fsck.czfs --tar=- failed"
+same_as_ref back --tar="$T/back.tar"
+czfs_umount "$T/mdir"	# fsck.czfs refuses a mounted image
+"$FSCK" -q --tar="$T/back2.tar" "$T/dir.img" || fail "fsck.czfs --tar=FILE failed"
+X=$T/x
+tmpfs_mount "$X"
+tar --xattrs --xattrs-include='*' --acls -C "$X" -xf "$T/back2.tar" 2>"$T/err" ||
+	{ cat "$T/err" >&2; fail "GNU tar cannot extract fsck.czfs --tar's stream"; }
+"$MKFS" -q -d "$X" -U $UUID -T $EPOCH "$T/x.img"
+cmp -s "$T/ref.img" "$T/x.img" ||
+	fail "the tree GNU tar extracts from fsck.czfs --tar is not the source's"
+getfacl -n "$X/a/b/rand" | grep -q 'user:1234:rwx' || fail "ACL lost on the way"
+note "fsck.czfs --tar: mkfs.czfs --tar of it, and GNU tar's extraction of it, give the same image"
 
 # ---- hostile tarballs: an error naming the member, no image ----------
 hostile() {
