@@ -375,7 +375,7 @@ static int check_image(struct mk_run *r)
 static int read_tar(struct mk_run *r)
 {
 	struct mk_tar_opts to = { .uid = r->o.uid, .gid = r->o.gid,
-				  .whiteouts = r->o.whiteouts };
+				  .whiteouts = r->o.whiteouts, .pr = &r->pr };
 	char *copy = r->is_blk ? NULL : strdup(r->o.image);
 	const char *tmp = getenv("TMPDIR");
 	int err;
@@ -384,6 +384,7 @@ static int read_tar(struct mk_run *r)
 		return -ENOMEM;
 	to.spool_dir = copy ? dirname(copy) : tmp && *tmp ? tmp : "/tmp";
 	err = mk_tar_read(r->o.tar, &to, &r->tree);
+	mk_progress_end(&r->pr);
 	free(copy);
 	return err;
 }

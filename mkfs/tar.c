@@ -17,6 +17,7 @@
 #include "acl.h"
 #include "czfs_fs.h"
 #include "pathtree.h"
+#include "progress.h"
 #include "scan.h"
 #include "tar.h"
 #include "util.h"
@@ -37,6 +38,7 @@ struct tar_ctx {
 	const char *member;		/* the member being read */
 	char *prev;			/* the one before, for header errors */
 	uint64_t spool_end;
+	uint64_t members;		/* read so far, for progress */
 	bool warned_abs, warned_flags;
 };
 
@@ -484,6 +486,10 @@ static int read_members(struct tar_ctx *c)
 			fprintf(stderr, "mkfs.czfs: warning: %s: member '%s': %s\n",
 				c->file, c->member, archive_error_string(c->a));
 		err = read_member(c);
+		c->members++;
+		if (c->o->pr)
+			mk_progress_reading(c->o->pr, c->members,
+					    c->t->data_bytes);
 		free(c->prev);
 		c->prev = strdup(c->member);
 		if (!err && !c->prev)

@@ -19,6 +19,7 @@
 #ifndef MKFS_TAR_H
 #define MKFS_TAR_H
 
+struct mk_progress;
 struct mk_tree;
 
 enum mk_whiteouts {
@@ -30,6 +31,7 @@ struct mk_tar_opts {
 	long long uid, gid;		/* forced owner, or -1 */
 	enum mk_whiteouts whiteouts;
 	const char *spool_dir;		/* where the spool file goes */
+	struct mk_progress *pr;		/* its line, or NULL */
 };
 
 /*
