@@ -4,7 +4,8 @@
  * nanosecond times, xattrs), hard links as hard links, holes as holes.
  * --tar FILE: the same walk written as a PAX stream through libarchive
  * (tar_* below): xattrs as SCHILY.xattr and LIBARCHIVE.xattr, POSIX
- * ACLs as SCHILY.acl, holes and a damaged file's unreadable bytes as zeros.
+ * ACLs as SCHILY.acl, holes as sparse maps, a damaged file's unreadable
+ * bytes as zeros.
  * A damaged file or directory is reported and skipped (or left short);
  * the rest is written.  A directory met twice (two names, a cycle) is
  * written once.
@@ -289,6 +290,53 @@ static void write_data(struct xt *x, const struct czfs_inode_info *ii, int fd)
 
 /* ---- --tar: the walk's inodes as PAX members -------------------------- */
 
+/*
+ * The clusters a regular file has, as its member's sparse map (GNU's
+ * 1.0 in PAX records): none when they cover the whole file, or when it
+ * has none at all.  The writer then drops the zeros of the holes.
+ */
+static void tar_run(struct archive_entry *e, const struct czfs_inode_info *ii,
+		    uint64_t start, uint64_t end)
+{
+	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
+
+	archive_entry_sparse_add_entry(e, (la_int64_t)(start * cbytes),
+		(la_int64_t)(MIN(end * cbytes, ii->size) - start * cbytes));
+}
+
+static void tar_sparse(struct xt *x, const struct czfs_inode_info *ii,
+		       struct archive_entry *e)
+{
+	uint64_t count = DIV_ROUND_UP(ii->size, czfs_inode_cluster_bytes(ii));
+	uint64_t next = 0, start = 0, end = 0;	/* the run met last */
+	unsigned runs = 0;
+	struct idx_batch b;
+	int err;
+
+	do {
+		err = next_clusters(x, ii->ino, next, &b);
+		for (unsigned i = 0; !err && i < b.n && b.idx[i] < count; i++) {
+			if (runs && b.idx[i] == end) {
+				end++;
+				continue;
+			}
+			if (runs)
+				tar_run(e, ii, start, end);
+			start = b.idx[i];
+			end = start + 1;
+			runs++;
+		}
+		if (b.n)
+			next = b.idx[b.n - 1] + 1;
+	} while (!err && b.n == XT_BATCH && next < count);
+	if (runs)
+		tar_run(e, ii, start, end);
+	else if (ii->size)	/* all hole: an empty run at the end */
+		archive_entry_sparse_add_entry(e, (la_int64_t)ii->size, 0);
+	if (err || (runs == 1 && start == 0 && end >= count))
+		archive_entry_sparse_clear(e);	/* damage: the data decides */
+}
+
 /* A member for ii at x->path ("." is the root), its header written. */
 static void tar_member(struct xt *x, const struct czfs_inode_info *ii,
 		       const char *target, const char *hardlink)
@@ -315,6 +363,8 @@ static void tar_member(struct xt *x, const struct czfs_inode_info *ii,
 		archive_entry_set_rdevminor(e, ii->rdev_minor);
 		if (target)
 			archive_entry_set_symlink(e, target);
+		if (S_ISREG(ii->mode))
+			tar_sparse(x, ii, e);
 		set_xattrs(x, ii->ino, e);
 	}
 	if (archive_write_header(x->ar, e) < ARCHIVE_WARN)
@@ -336,9 +386,8 @@ static void tar_zeros(struct xt *x, uint64_t *pos, uint64_t end)
 		tar_write(x, x->zeros, MIN(CZFS_MAX_CLUSTER_SIZE, end - *pos));
 }
 
-/* A regular file: the header, then every byte (holes as zeros: a tar
- * member has no holes but a sparse map, which GNU tar and bsdtar make
- * when they find zeros again). */
+/* A regular file: the header, then every byte, holes as zeros, which
+ * the writer drops where the sparse map says holes. */
 static void tar_file(struct xt *x, const struct czfs_inode_info *ii)
 {
 	uint32_t cbytes = czfs_inode_cluster_bytes(ii);

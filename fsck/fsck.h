@@ -299,7 +299,7 @@ int fsck_rewrite_used(const char *image, uint64_t used);
 int fsck_extract(struct fsck_ctx *c, const char *dir);
 
 /* The tree as a PAX stream written to fd (left open), by the same walk:
- * xattrs, ACLs, hard links, holes as zeros.  Returns as fsck_extract. */
+ * xattrs, ACLs, hard links, sparse maps.  Returns as fsck_extract. */
 int fsck_tar(struct fsck_ctx *c, int fd);
 
 /*

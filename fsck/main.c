@@ -50,7 +50,7 @@ static void usage(FILE *f)
 	      "      --extract=DIR  write the tree out to DIR with its metadata\n"
 	      "      --tar=FILE     write the tree as a PAX tar stream to FILE (- for\n"
 	      "                     stdout; messages then go to stderr): xattrs, ACLs,\n"
-	      "                     hard links; holes as zeros\n"
+	      "                     hard links, holes (sparse members)\n"
 	      "      --trim         after a clean check, punch every free block range\n"
 	      "                     out of the image file (give it back to the host)\n"
 	      "      --grow=SIZE    after a clean check, raise the image's size limit\n"

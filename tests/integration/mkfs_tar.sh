@@ -120,6 +120,8 @@ note "GNU format: long names, sparse member (holes take no space)"
 FSCK="$top_builddir/fsck/fsck.czfs"
 "$FSCK" -q --tar=- "$T/ref.img" >"$T/back.tar" || fail "fsck.czfs --tar=- failed"
 same_as_ref back --tar="$T/back.tar"
+[ "$(stat -c %s "$T/back.tar")" -lt $((10 << 20)) ] ||
+	fail "fsck.czfs --tar wrote the 10 MiB sparse file's holes"
 czfs_umount "$T/mdir"	# fsck.czfs refuses a mounted image
 "$FSCK" -q --tar="$T/back2.tar" "$T/dir.img" || fail "fsck.czfs --tar=FILE failed"
 X=$T/x
