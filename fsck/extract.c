@@ -2,6 +2,10 @@
 /*
  * --extract DIR: the tree written out with its metadata (modes, owners,
  * nanosecond times, xattrs), hard links as hard links, holes as holes.
+ * --tar FILE: the same walk written as a PAX stream through libarchive
+ * (tar_* below): xattrs as SCHILY.xattr and LIBARCHIVE.xattr, POSIX
+ * ACLs as SCHILY.acl, holes as sparse maps, a damaged file's unreadable
+ * bytes as zeros.
  * A damaged file or directory is reported and skipped (or left short);
  * the rest is written.  A directory met twice (two names, a cycle) is
  * written once.
@@ -20,6 +24,10 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "acl.h"
 #include "dir.h"
 #include "fsck.h"
 #include "util.h"
@@ -44,6 +52,8 @@ struct xt {
 	unsigned long damaged;
 	int out_err;			/* first error writing the output */
 	uint8_t *buf;			/* a cluster, or an xattr value */
+	struct archive *ar;		/* --tar: the stream, else NULL */
+	uint8_t *zeros;			/* --tar: a cluster of them */
 };
 
 /* ---- the map of inodes written -------------------------------------------- */
@@ -137,7 +147,48 @@ static void xt_out_error(struct xt *x, const char *what, int err)
 
 /* ---- metadata ---------------------------------------------------------- */
 
-static void set_xattrs(struct xt *x, uint64_t ino)
+static const struct { uint16_t tag; int la; } tar_acl_tags[] = {
+	{ 0x01, ARCHIVE_ENTRY_ACL_USER_OBJ }, { 0x02, ARCHIVE_ENTRY_ACL_USER },
+	{ 0x04, ARCHIVE_ENTRY_ACL_GROUP_OBJ }, { 0x08, ARCHIVE_ENTRY_ACL_GROUP },
+	{ 0x10, ARCHIVE_ENTRY_ACL_MASK }, { 0x20, ARCHIVE_ENTRY_ACL_OTHER },
+};
+
+/*
+ * A POSIX ACL's xattr (acl.h) as libarchive's entries, written as
+ * SCHILY.acl.*, which GNU tar --acls and bsdtar restore.  libarchive keeps
+ * GROUP_OBJ's bits in the header's mode, as bsdtar's own archives have
+ * them, where the kernel shows the mask's: tar --acls puts both right.
+ * Returns false for anything else (an xattr to store as it is).
+ */
+static bool tar_acl(struct archive_entry *e, const char *name,
+		    const uint8_t *v, size_t len)
+{
+	int type = !strcmp(name, CZFS_ACL_ACCESS) ? ARCHIVE_ENTRY_ACL_TYPE_ACCESS :
+		   !strcmp(name, CZFS_ACL_DEFAULT) ? ARCHIVE_ENTRY_ACL_TYPE_DEFAULT : 0;
+
+	if (!type || !czfs_acl_valid(v, len))
+		return false;
+	for (size_t off = 4; off + 8 <= len; off += 8) {
+		uint16_t tag, perm;
+		uint32_t id;
+		unsigned k = 0;
+
+		memcpy(&tag, v + off, 2);
+		memcpy(&perm, v + off + 2, 2);
+		memcpy(&id, v + off + 4, 4);
+		while (k < ARRAY_SIZE(tar_acl_tags) &&
+		       tar_acl_tags[k].tag != le16_to_cpu(tag))
+			k++;
+		if (k < ARRAY_SIZE(tar_acl_tags))
+			archive_entry_acl_add_entry(e, type, le16_to_cpu(perm) & 7,
+						    tar_acl_tags[k].la,
+						    (int)le32_to_cpu(id), NULL);
+	}
+	return true;
+}
+
+/* Every xattr of ino to the output file at x->path, or to tar member e. */
+static void set_xattrs(struct xt *x, uint64_t ino, struct archive_entry *e)
 {
 	char *names = NULL;
 	int len, vlen;
@@ -152,8 +203,12 @@ static void set_xattrs(struct xt *x, uint64_t ino)
 				      CZFS_XATTR_SIZE_MAX);
 		if (vlen < 0)
 			xt_damaged(x, ino, names + pos, vlen);
-		else if (lsetxattr(x->path, names + pos, x->buf, (size_t)vlen, 0))
+		else if (!e && lsetxattr(x->path, names + pos, x->buf,
+					 (size_t)vlen, 0))
 			xt_out_error(x, names + pos, errno);
+		else if (e && !tar_acl(e, names + pos, x->buf, (size_t)vlen))
+			archive_entry_xattr_add_entry(e, names + pos, x->buf,
+						      (size_t)vlen);
 	}
 	pthread_rwlock_unlock(&x->fs->lock);
 	if (len < 0)
@@ -170,7 +225,7 @@ static void set_meta(struct xt *x, const struct czfs_inode_info *ii)
 	/* after chown, which clears the set-id bits */
 	if (!S_ISLNK(ii->mode) && chmod(x->path, ii->mode & 07777))
 		xt_out_error(x, "chmod", errno);
-	set_xattrs(x, ii->ino);
+	set_xattrs(x, ii->ino, NULL);
 	if (utimensat(AT_FDCWD, x->path, ts, AT_SYMLINK_NOFOLLOW))
 		xt_out_error(x, "utimensat", errno);
 }
@@ -233,11 +288,150 @@ static void write_data(struct xt *x, const struct czfs_inode_info *ii, int fd)
 		xt_damaged(x, ii->ino, "cluster map", err);
 }
 
+/* ---- --tar: the walk's inodes as PAX members -------------------------- */
+
+/*
+ * The clusters a regular file has, as its member's sparse map (GNU's
+ * 1.0 in PAX records): none when they cover the whole file, or when it
+ * has none at all.  The writer then drops the zeros of the holes.
+ */
+static void tar_run(struct archive_entry *e, const struct czfs_inode_info *ii,
+		    uint64_t start, uint64_t end)
+{
+	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
+
+	archive_entry_sparse_add_entry(e, (la_int64_t)(start * cbytes),
+		(la_int64_t)(MIN(end * cbytes, ii->size) - start * cbytes));
+}
+
+static void tar_sparse(struct xt *x, const struct czfs_inode_info *ii,
+		       struct archive_entry *e)
+{
+	uint64_t count = DIV_ROUND_UP(ii->size, czfs_inode_cluster_bytes(ii));
+	uint64_t next = 0, start = 0, end = 0;	/* the run met last */
+	unsigned runs = 0;
+	struct idx_batch b;
+	int err;
+
+	do {
+		err = next_clusters(x, ii->ino, next, &b);
+		for (unsigned i = 0; !err && i < b.n && b.idx[i] < count; i++) {
+			if (runs && b.idx[i] == end) {
+				end++;
+				continue;
+			}
+			if (runs)
+				tar_run(e, ii, start, end);
+			start = b.idx[i];
+			end = start + 1;
+			runs++;
+		}
+		if (b.n)
+			next = b.idx[b.n - 1] + 1;
+	} while (!err && b.n == XT_BATCH && next < count);
+	if (runs)
+		tar_run(e, ii, start, end);
+	else if (ii->size)	/* all hole: an empty run at the end */
+		archive_entry_sparse_add_entry(e, (la_int64_t)ii->size, 0);
+	if (err || (runs == 1 && start == 0 && end >= count))
+		archive_entry_sparse_clear(e);	/* damage: the data decides */
+}
+
+/* A member for ii at x->path ("." is the root), its header written. */
+static void tar_member(struct xt *x, const struct czfs_inode_info *ii,
+		       const char *target, const char *hardlink)
+{
+	struct archive_entry *e = archive_entry_new();
+
+	if (!e) {
+		xt_out_error(x, "memory", ENOMEM);
+		return;
+	}
+	archive_entry_set_pathname(e, x->path);
+	archive_entry_set_mode(e, ii->mode);
+	archive_entry_set_uid(e, ii->uid);
+	archive_entry_set_gid(e, ii->gid);
+	archive_entry_set_atime(e, ii->atime.tv_sec, ii->atime.tv_nsec);
+	archive_entry_set_mtime(e, ii->mtime.tv_sec, ii->mtime.tv_nsec);
+	archive_entry_set_ctime(e, ii->ctime.tv_sec, ii->ctime.tv_nsec);
+	if (hardlink) {
+		archive_entry_set_hardlink(e, hardlink);
+		archive_entry_set_size(e, 0);
+	} else {
+		archive_entry_set_size(e, S_ISREG(ii->mode) ? (la_int64_t)ii->size : 0);
+		archive_entry_set_rdevmajor(e, ii->rdev_major);
+		archive_entry_set_rdevminor(e, ii->rdev_minor);
+		if (target)
+			archive_entry_set_symlink(e, target);
+		if (S_ISREG(ii->mode))
+			tar_sparse(x, ii, e);
+		set_xattrs(x, ii->ino, e);
+	}
+	if (archive_write_header(x->ar, e) < ARCHIVE_WARN)
+		xt_out_error(x, archive_error_string(x->ar), EIO);
+	archive_entry_free(e);
+}
+
+/* Bytes to the member, in order. */
+static void tar_write(struct xt *x, const void *buf, size_t len)
+{
+	if (!x->out_err && archive_write_data(x->ar, buf, len) != (la_ssize_t)len)
+		xt_out_error(x, archive_error_string(x->ar), EIO);
+}
+
+/* Zeros from *pos to end: holes, and what damage left unreadable. */
+static void tar_zeros(struct xt *x, uint64_t *pos, uint64_t end)
+{
+	for (; *pos < end; *pos += MIN(CZFS_MAX_CLUSTER_SIZE, end - *pos))
+		tar_write(x, x->zeros, MIN(CZFS_MAX_CLUSTER_SIZE, end - *pos));
+}
+
+/* A regular file: the header, then every byte, holes as zeros, which
+ * the writer drops where the sparse map says holes. */
+static void tar_file(struct xt *x, const struct czfs_inode_info *ii)
+{
+	uint32_t cbytes = czfs_inode_cluster_bytes(ii);
+	uint64_t count = DIV_ROUND_UP(ii->size, cbytes), next = 0, pos = 0;
+	struct idx_batch b;
+	int err;
+
+	tar_member(x, ii, NULL, NULL);
+	do {
+		err = next_clusters(x, ii->ino, next, &b);
+		for (unsigned i = 0; !err && i < b.n && b.idx[i] < count; i++) {
+			uint64_t off = b.idx[i] * cbytes;
+			long n;
+
+			if (off < pos)
+				continue;	/* out of order: damage */
+			tar_zeros(x, &pos, off);
+			n = czfs_file_pread(x->fs, x->c->codec, ii, x->buf,
+					    MIN(cbytes, ii->size - off), off);
+			if (n < 0) {
+				xt_damaged(x, ii->ino, "data", (int)n);
+				n = 0;
+			}
+			tar_write(x, x->buf, (size_t)n);
+			pos = off + (uint64_t)n;
+		}
+		if (b.n)
+			next = b.idx[b.n - 1] + 1;
+	} while (!err && b.n == XT_BATCH && next < count);
+	if (err)
+		xt_damaged(x, ii->ino, "cluster map", err);
+	tar_zeros(x, &pos, ii->size);
+}
+
 static void extract_file(struct xt *x, const struct czfs_inode_info *ii)
 {
-	int fd = open(x->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		      O_CLOEXEC, 0600);
+	int fd;
 
+	if (x->ar) {
+		tar_file(x, ii);
+		return;
+	}
+	fd = open(x->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
 	if (fd < 0) {
 		xt_out_error(x, "create", errno);
 		return;
@@ -261,7 +455,9 @@ static void extract_symlink(struct xt *x, const struct czfs_inode_info *ii)
 		return;
 	}
 	target[n] = '\0';
-	if (symlink(target, x->path))
+	if (x->ar)
+		tar_member(x, ii, target, NULL);
+	else if (symlink(target, x->path))
 		xt_out_error(x, "symlink", errno);
 	else
 		set_meta(x, ii);
@@ -271,6 +467,10 @@ static void extract_node(struct xt *x, const struct czfs_inode_info *ii)
 {
 	dev_t dev = makedev(ii->rdev_major, ii->rdev_minor);
 
+	if (x->ar) {
+		tar_member(x, ii, NULL, NULL);
+		return;
+	}
 	if (mknod(x->path, (ii->mode & S_IFMT) | 0600, dev)) {
 		if (S_ISSOCK(ii->mode)) {
 			fsck_note(x->c, "extract: %s: socket not created: %s",
@@ -345,6 +545,11 @@ static void extract_entries(struct xt *x, uint64_t dir)
 static void extract_dir(struct xt *x, const struct czfs_inode_info *ii,
 			bool top)
 {
+	if (x->ar) {	/* the directory's member before its entries' */
+		tar_member(x, ii, NULL, NULL);
+		extract_entries(x, ii->ino);
+		return;
+	}
 	if (mkdir(x->path, 0700) && !(top && errno == EEXIST)) {
 		xt_out_error(x, "mkdir", errno);
 		return;
@@ -363,6 +568,8 @@ static bool link_again(struct xt *x, const struct czfs_inode_info *ii)
 	if (S_ISDIR(ii->mode))
 		fsck_error(x->c, "extract: %s: directory %" PRIu64 " met again, skipped",
 			   x->path, ii->ino);
+	else if (x->ar)
+		tar_member(x, ii, NULL, *first);
 	else if (link(*first, x->path))
 		xt_out_error(x, "link", errno);
 	return true;
@@ -399,7 +606,8 @@ static void extract_inode(struct xt *x, uint64_t ino)
 		extract_node(x, &ii);
 }
 
-int fsck_extract(struct fsck_ctx *c, const char *dir)
+/* Walk the tree from the root into dir, or into the stream ar. */
+static int extract_all(struct fsck_ctx *c, const char *dir, struct archive *ar)
 {
 	struct xt *x = calloc(1, sizeof(*x));
 	int ret;
@@ -408,11 +616,12 @@ int fsck_extract(struct fsck_ctx *c, const char *dir)
 		return -ENOMEM;
 	x->c = c;
 	x->fs = c->fs;
+	x->ar = ar;
 	x->buf = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_MAX_CLUSTER_SIZE);
-	if (!x->buf || strlen(dir) >= sizeof(x->path)) {
-		free(x->buf);
-		free(x);
-		return -ENAMETOOLONG;
+	x->zeros = ar ? calloc(1, CZFS_MAX_CLUSTER_SIZE) : NULL;
+	if (!x->buf || (ar && !x->zeros) || strlen(dir) >= sizeof(x->path)) {
+		ret = x->buf && (!ar || x->zeros) ? -ENAMETOOLONG : -ENOMEM;
+		goto out;
 	}
 	strcpy(x->path, dir);
 	x->plen = strlen(dir);
@@ -420,8 +629,39 @@ int fsck_extract(struct fsck_ctx *c, const char *dir)
 		x->path[--x->plen] = '\0';
 	extract_inode(x, CZFS_ROOT_INO);
 	ret = x->out_err ? -x->out_err : x->damaged ? 1 : 0;
+out:
 	map_free(&x->seen);
 	free(x->buf);
+	free(x->zeros);
 	free(x);
+	return ret;
+}
+
+int fsck_extract(struct fsck_ctx *c, const char *dir)
+{
+	return extract_all(c, dir, NULL);
+}
+
+int fsck_tar(struct fsck_ctx *c, int fd)
+{
+	struct archive *ar = archive_write_new();
+	int ret;
+
+	if (!ar)
+		return -ENOMEM;
+	/* SCHILY.xattr too, the records GNU tar reads */
+	if (archive_write_set_format_pax(ar) != ARCHIVE_OK ||
+	    archive_write_set_format_option(ar, "pax", "xattrheader", "ALL") <
+	    ARCHIVE_WARN || archive_write_open_fd(ar, fd) != ARCHIVE_OK) {
+		fprintf(stderr, "fsck.czfs: tar: %s\n", archive_error_string(ar));
+		archive_write_free(ar);
+		return -EIO;
+	}
+	ret = extract_all(c, ".", ar);
+	if (archive_write_close(ar) != ARCHIVE_OK && ret >= 0) {
+		fprintf(stderr, "fsck.czfs: tar: %s\n", archive_error_string(ar));
+		ret = -EIO;
+	}
+	archive_write_free(ar);
 	return ret;
 }

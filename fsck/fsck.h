@@ -11,7 +11,7 @@
  *   space.c     blocks referenced against the space map
  *   packs.c     shared packs: PACKED clusters against PACK items
  *   repair.c    the safe repairs, in one transaction
- *   extract.c   --extract: the tree written out with its metadata
+ *   extract.c   --extract, --tar: the tree written out with its metadata
  *   report.c    problem messages and counts; progress line
  */
 #ifndef FSCK_FSCK_H
@@ -38,6 +38,8 @@ struct czfs_codec;
 struct fsck_opts {
 	const char *image;
 	const char *extract;		/* --extract DIR, or NULL */
+	const char *tar;		/* --tar FILE ("-": stdout), or NULL */
+	int tar_fd;			/* where --tar writes */
 	bool repair;			/* -y / -p */
 	bool trim;			/* --trim: punch the free ranges */
 	uint64_t grow_blocks;		/* --grow: the new limit, 0 = none */
@@ -295,6 +297,10 @@ int fsck_rewrite_used(const char *image, uint64_t used);
 /* Write the tree out under dir.  Returns 0, 1 if some files were damaged,
  * or -errno for an error writing the output. */
 int fsck_extract(struct fsck_ctx *c, const char *dir);
+
+/* The tree as a PAX stream written to fd (left open), by the same walk:
+ * xattrs, ACLs, hard links, sparse maps.  Returns as fsck_extract. */
+int fsck_tar(struct fsck_ctx *c, int fd);
 
 /*
  * After the repairs (-y) of an image without the INLINE_BYTES feature and

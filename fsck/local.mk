@@ -1,4 +1,4 @@
-# fsck.czfs: check an image, repair what is safe, extract its tree.
+# fsck.czfs: check an image, repair what is safe, extract its tree (or tar it).
 # The check itself (everything but main.c) is also linked into the fuzz
 # target and the fuzz-regression test.
 FSCK_CHECK_SOURCES = \
@@ -18,6 +18,6 @@ fsck_fsck_czfs_SOURCES = \
 	fsck/repair.c \
 	fsck/tune.c \
 	fsck/extract.c
-fsck_fsck_czfs_CFLAGS = $(AM_CFLAGS)
+fsck_fsck_czfs_CFLAGS = $(AM_CFLAGS) $(ARCHIVE_CFLAGS)
 fsck_fsck_czfs_CPPFLAGS = $(CZFS_REMOTE_CPPFLAGS)
-fsck_fsck_czfs_LDADD = $(CZFS_REMOTE_LIBS)
+fsck_fsck_czfs_LDADD = $(CZFS_REMOTE_LIBS) $(ARCHIVE_LIBS)

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 #include "url.h"
 #include "util.h"
 
-enum { OPT_FAST = 256, OPT_EXTRACT, OPT_TRIM, OPT_GROW };
+enum { OPT_FAST = 256, OPT_EXTRACT, OPT_TAR, OPT_TRIM, OPT_GROW };
 
 static const struct option long_opts[] = {
 	{ "no-change", no_argument, NULL, 'n' },
@@ -24,6 +25,7 @@ static const struct option long_opts[] = {
 	{ "force", no_argument, NULL, 'f' },
 	{ "fast", no_argument, NULL, OPT_FAST },
 	{ "extract", required_argument, NULL, OPT_EXTRACT },
+	{ "tar", required_argument, NULL, OPT_TAR },
 	{ "trim", no_argument, NULL, OPT_TRIM },
 	{ "grow", required_argument, NULL, OPT_GROW },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -46,6 +48,9 @@ static void usage(FILE *f)
 	      "  -f, --force        accepted for compatibility: the check always runs\n"
 	      "      --fast         skip the cluster data (metadata only)\n"
 	      "      --extract=DIR  write the tree out to DIR with its metadata\n"
+	      "      --tar=FILE     write the tree as a PAX tar stream to FILE (- for\n"
+	      "                     stdout; messages then go to stderr): xattrs, ACLs,\n"
+	      "                     hard links, holes (sparse members)\n"
 	      "      --trim         after a clean check, punch every free block range\n"
 	      "                     out of the image file (give it back to the host)\n"
 	      "      --grow=SIZE    after a clean check, raise the image's size limit\n"
@@ -80,6 +85,7 @@ static int parse_opt(struct fsck_opts *o, int c, bool *check_only)
 	case 'f': return 0;
 	case OPT_FAST: o->fast = true; return 0;
 	case OPT_EXTRACT: o->extract = optarg; return 0;
+	case OPT_TAR: o->tar = optarg; return 0;
 	case OPT_TRIM: o->trim = true; return 0;
 	case OPT_GROW: return parse_grow(o, optarg);
 	case 'q': o->quiet = true; return 0;
@@ -186,6 +192,10 @@ static bool after_check(struct fsck_ctx *c)
 		err = fsck_extract(c, c->o.extract);
 		operational |= err < 0;
 	}
+	if (c->o.tar) {
+		err = fsck_tar(c, c->o.tar_fd);
+		operational |= err < 0;
+	}
 	return operational;
 }
 
@@ -216,6 +226,25 @@ static int run(struct fsck_ctx *c)
 	return exit_code(c, operational);
 }
 
+/* --tar's output, before the check: "-" is stdout, and what fsck prints
+ * there goes to stderr instead. */
+static int open_tar(struct fsck_opts *o)
+{
+	if (strcmp(o->tar, "-"))
+		o->tar_fd = open(o->tar, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+				 0644);
+	else if (isatty(STDOUT_FILENO))
+		o->tar_fd = -ENOTTY;
+	else if ((o->tar_fd = dup(STDOUT_FILENO)) >= 0 &&
+		 dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		o->tar_fd = -1;
+	if (o->tar_fd >= 0)
+		return 0;
+	fprintf(stderr, "fsck.czfs: %s: %s\n", o->tar, o->tar_fd == -ENOTTY ?
+		"not writing a tar stream to a terminal" : strerror(errno));
+	return -EINVAL;
+}
+
 int main(int argc, char **argv)
 {
 	struct fsck_ctx c = { 0 };
@@ -224,6 +253,8 @@ int main(int argc, char **argv)
 	err = parse_args(argc, argv, &c.o);
 	if (err)
 		return err > 0 ? FSCK_OK : FSCK_OPERATIONAL;
+	if (c.o.tar && open_tar(&c.o))
+		return FSCK_OPERATIONAL;
 	c.o.progress = isatty(STDERR_FILENO);
 	czfs_log_set_sink(fsck_log_sink, CZFS_LOG_WARN);
 	if (fsck_ctx_init(&c)) {

@@ -22,24 +22,36 @@ struct cand {
 	uint64_t h[2];
 };
 
-static int open_file(const struct mk_tree *t, const struct mk_inode *ip)
-{
-	int fd = openat(t->rootfd, ip->path, O_RDONLY | O_NOFOLLOW | O_NOCTTY |
-			O_CLOEXEC);
+/* An open file: where it starts in fd, and its size. */
+struct src {
+	int fd;
+	uint64_t base, size;
+};
 
-	if (fd < 0)
+static int open_file(const struct mk_tree *t, const struct mk_inode *ip,
+		     struct src *f)
+{
+	f->fd = mk_tree_open(t, ip, &f->base);
+	f->size = ip->size;
+	if (f->fd < 0)
 		fprintf(stderr, "mkfs.czfs: cannot read %s/%s: %s\n", t->root,
-			ip->path, strerror(errno));
-	return fd < 0 ? -errno : fd;
+			ip->path, strerror(-f->fd));
+	return f->fd < 0 ? f->fd : 0;
 }
 
-/* Read up to len bytes at off: the count (short at EOF) or -errno. */
-static long read_at(int fd, uint8_t *buf, size_t len, uint64_t off)
+/*
+ * Read up to len bytes at off, never past the size the scan saw: the
+ * count (short at EOF) or -errno.
+ */
+static long read_at(const struct src *f, uint8_t *buf, size_t len,
+		    uint64_t off)
 {
 	size_t done = 0;
 
+	len = off < f->size ? MIN(len, f->size - off) : 0;
 	while (done < len) {
-		ssize_t n = pread(fd, buf + done, len - done, (off_t)(off + done));
+		ssize_t n = pread(f->fd, buf + done, len - done,
+				  (off_t)(f->base + off + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -58,20 +70,21 @@ static int hash_file(const struct mk_tree *t, struct cand *c, uint8_t *buf)
 		{ 0x6d6b66732d636f70ull, 0x6965732d68617368ull },
 		{ 0x6d6b66732d636f70ull, 0x6965732d68617369ull },
 	};
-	int fd = open_file(t, c->ip);
+	struct src f;
 	uint64_t off = 0;
 	long n;
+	int err = open_file(t, c->ip, &f);
 
-	if (fd < 0)
-		return fd;
+	if (err)
+		return err;
 	c->h[0] = c->h[1] = 0;
-	while ((n = read_at(fd, buf, COPY_CHUNK, off)) > 0) {
+	while ((n = read_at(&f, buf, COPY_CHUNK, off)) > 0) {
 		for (int i = 0; i < 2; i++)
 			c->h[i] = c->h[i] * 0x100000001b3ull ^
 				  czfs_siphash(k[i], buf, (size_t)n);
 		off += (uint64_t)n;
 	}
-	close(fd);
+	close(f.fd);
 	return n < 0 ? (int)n : 0;
 }
 
@@ -79,23 +92,23 @@ static int hash_file(const struct mk_tree *t, struct cand *c, uint8_t *buf)
 static bool same_bytes(const struct mk_tree *t, const struct mk_inode *a,
 		       const struct mk_inode *b, uint8_t *ba, uint8_t *bb)
 {
-	int fa = open_file(t, a), fb = fa < 0 ? -1 : open_file(t, b);
-	bool same = fa >= 0 && fb >= 0;
+	struct src fa = { .fd = -1 }, fb = { .fd = -1 };
+	bool same = !open_file(t, a, &fa) && !open_file(t, b, &fb);
 	uint64_t off = 0;
 
 	while (same) {
-		long na = read_at(fa, ba, COPY_CHUNK, off);
-		long nb = read_at(fb, bb, COPY_CHUNK, off);
+		long na = read_at(&fa, ba, COPY_CHUNK, off);
+		long nb = read_at(&fb, bb, COPY_CHUNK, off);
 
 		same = na == nb && na >= 0 && !memcmp(ba, bb, (size_t)MAX(na, 0));
 		if (na <= 0)
 			break;
 		off += (uint64_t)na;
 	}
-	if (fa >= 0)
-		close(fa);
-	if (fb >= 0)
-		close(fb);
+	if (fa.fd >= 0)
+		close(fa.fd);
+	if (fb.fd >= 0)
+		close(fb.fd);
 	return same;
 }
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* mkfs.czfs: options, then scan -> pipeline -> image. */
+/* mkfs.czfs: options, then scan (or tar) -> pipeline -> image. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,10 +23,13 @@
 #include "pipeline.h"
 #include "progress.h"
 #include "scan.h"
+#include "tar.h"
 #include "util.h"
 
 struct mk_opts {
 	const char *dir, *image;
+	const char *tar;		/* a tar file, "-" for stdin */
+	enum mk_whiteouts whiteouts;
 	uint64_t size;			/* 0 = none */
 	enum czfs_alg alg;
 	int level;
@@ -42,10 +46,13 @@ struct mk_opts {
 };
 
 enum { OPT_UID = 256, OPT_GID, OPT_ALL_ROOT, OPT_NO_ZERO, OPT_NO_INLINE,
-       OPT_NO_PACK, OPT_NO_DEDUP, OPT_NO_SLICE, OPT_PLAIN_LEAVES, OPT_SORT };
+       OPT_NO_PACK, OPT_NO_DEDUP, OPT_NO_SLICE, OPT_PLAIN_LEAVES, OPT_SORT,
+       OPT_TAR, OPT_TAR_WHITEOUTS };
 
 static const struct option long_opts[] = {
 	{ "directory", required_argument, NULL, 'd' },
+	{ "tar", optional_argument, NULL, OPT_TAR },
+	{ "tar-whiteouts", required_argument, NULL, OPT_TAR_WHITEOUTS },
 	{ "size", required_argument, NULL, 's' },
 	{ "compress", required_argument, NULL, 'c' },
 	{ "cluster-size", required_argument, NULL, 'C' },
@@ -76,6 +83,14 @@ static void usage(FILE *f)
 	      "  -d, --directory=DIR      fill the image from DIR (files, dirs, symlinks, hard\n"
 	      "                           links, device nodes, fifos, sockets, xattrs, modes,\n"
 	      "                           owners, ns times)\n"
+	      "      --tar[=FILE]         fill the image from a tar stream read once, in order\n"
+	      "                           (FILE, or stdin without FILE or for -): ustar, GNU,\n"
+	      "                           PAX with xattrs, ACLs, sparse files; gzip, xz, zstd,\n"
+	      "                           bzip2 found by magic.  Leading / is stripped, '..'\n"
+	      "                           refused; owners are the numeric ids\n"
+	      "      --tar-whiteouts=MODE keep (default: .wh.* members are plain files) or\n"
+	      "                           overlay (.wh.NAME: a 0/0 character device NAME;\n"
+	      "                           .wh..wh..opq: trusted.overlay.opaque=y on its dir)\n"
 	      "  -s, --size=SIZE          size limit of the image (k/M/G/T suffixes).  Without\n"
 	      "                           -d: an empty image, created sparse at SIZE.  With -d:\n"
 	      "                           the content must fit, the image can grow to SIZE.\n"
@@ -161,6 +176,27 @@ static int parse_num(const char *what, const char *s, long long lo,
 	return 0;
 }
 
+/* The words of --sort and --tar-whiteouts, in their enums' order. */
+static const char *const sort_orders[] = { "path", "ext" };
+static const char *const whiteout_modes[] = { "keep", "overlay" };
+
+/* One of n words: its index in *out. */
+static int parse_word(const char *what, const char *s,
+		      const char *const *words, unsigned n, long long *out)
+{
+	char hint[64] = " (";
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!strcmp(s, words[i])) {
+			*out = i;
+			return 0;
+		}
+		snprintf(hint + strlen(hint), sizeof(hint) - strlen(hint),
+			 "%s%s", words[i], i + 1 < n ? ", " : ")");
+	}
+	return bad(what, s, hint);
+}
+
 static int parse_opt(struct mk_opts *o, int c, const char *arg)
 {
 	long long v;
@@ -168,6 +204,12 @@ static int parse_opt(struct mk_opts *o, int c, const char *arg)
 
 	switch (c) {
 	case 'd': o->dir = arg; return 0;
+	case OPT_TAR: o->tar = arg ? arg : "-"; return 0;
+	case OPT_TAR_WHITEOUTS:
+		err = parse_word("whiteout mode", arg, whiteout_modes,
+				 ARRAY_SIZE(whiteout_modes), &v);
+		o->whiteouts = (enum mk_whiteouts)v;
+		return err;
 	case 's':
 		if (czfs_parse_size(arg, &o->size) || o->size < CZFS_BLOCK_SIZE)
 			return bad("size", arg, "");
@@ -200,13 +242,10 @@ static int parse_opt(struct mk_opts *o, int c, const char *arg)
 	case OPT_PLAIN_LEAVES: o->plain_leaves = true; return 0;
 	case OPT_NO_DEDUP: o->no_dedup = true; return 0;
 	case OPT_SORT:
-		if (!strcmp(arg, "path"))
-			o->sort = MK_SORT_PATH;
-		else if (!strcmp(arg, "ext"))
-			o->sort = MK_SORT_EXT;
-		else
-			return bad("sort order", arg, " (path, ext)");
-		return 0;
+		err = parse_word("sort order", arg, sort_orders,
+				 ARRAY_SIZE(sort_orders), &v);
+		o->sort = (enum mk_sort)v;
+		return err;
 	case 'f': o->force = true; return 0;
 	case 'q': o->quiet = true; return 0;
 	default: return -EINVAL;
@@ -237,6 +276,10 @@ static int parse_args(int argc, char **argv, struct mk_opts *o)
 			break;
 		}
 		err = parse_opt(o, c, optarg);
+	}
+	if (!err && o->dir && o->tar) {
+		fprintf(stderr, "mkfs.czfs: -d and --tar exclude each other\n");
+		err = -EINVAL;
 	}
 	if (!err && optind != argc - 1) {
 		fprintf(stderr, "mkfs.czfs: %s\n", optind == argc ?
@@ -328,6 +371,24 @@ static int check_image(struct mk_run *r)
 	return 0;
 }
 
+/* The spool goes beside the image: the filesystem meant for its size. */
+static int read_tar(struct mk_run *r)
+{
+	struct mk_tar_opts to = { .uid = r->o.uid, .gid = r->o.gid,
+				  .whiteouts = r->o.whiteouts, .pr = &r->pr };
+	char *copy = r->is_blk ? NULL : strdup(r->o.image);
+	const char *tmp = getenv("TMPDIR");
+	int err;
+
+	if (!r->is_blk && !copy)
+		return -ENOMEM;
+	to.spool_dir = copy ? dirname(copy) : tmp && *tmp ? tmp : "/tmp";
+	err = mk_tar_read(r->o.tar, &to, &r->tree);
+	mk_progress_end(&r->pr);
+	free(copy);
+	return err;
+}
+
 static int scan_source(struct mk_run *r)
 {
 	struct mk_scan_opts so = {
@@ -338,17 +399,15 @@ static int scan_source(struct mk_run *r)
 
 	int err;
 
-	if (r->o.dir) {
-		err = mk_scan(r->o.dir, &so, &r->tree);
-		if (!err && !r->o.no_pack && !r->o.no_dedup)
-			err = mk_find_copies(&r->tree,
-					     CZFS_BLOCK_SIZE << r->o.cluster_shift,
-					     &r->copies);
-		return err;
-	}
-	return mk_tree_empty(r->o.uid >= 0 ? (uid_t)r->o.uid : getuid(),
-			     r->o.gid >= 0 ? (gid_t)r->o.gid : getgid(),
-			     &r->tree);
+	if (!r->o.tar && !r->o.dir)
+		return mk_tree_empty(r->o.uid >= 0 ? (uid_t)r->o.uid : getuid(),
+				     r->o.gid >= 0 ? (gid_t)r->o.gid : getgid(),
+				     &r->tree);
+	err = r->o.tar ? read_tar(r) : mk_scan(r->o.dir, &so, &r->tree);
+	if (!err && !r->o.no_pack && !r->o.no_dedup)
+		err = mk_find_copies(&r->tree, CZFS_BLOCK_SIZE << r->o.cluster_shift,
+				     &r->copies);
+	return err;
 }
 
 static int create_image(struct mk_run *r)
@@ -419,7 +478,7 @@ static void image_opts(const struct mk_run *r, struct mk_image_opts *io)
 	io->level = o->level;
 	io->cluster_shift = o->cluster_shift;
 	io->size_blocks = size >> CZFS_BLOCK_SHIFT;
-	io->sparse = !o->dir && o->size && !r->is_blk;
+	io->sparse = !o->dir && !o->tar && o->size && !r->is_blk;
 	/* a file without -s: its limit follows the host's free space once
 	 * mounted read-write (czfs-fuse(1), ROOM TO GROW) */
 	io->grow = !o->size && !r->is_blk;
@@ -552,7 +611,8 @@ static int run(struct mk_run *r)
 int main(int argc, char **argv)
 {
 	struct mk_run r = { .o = { .alg = CZFS_ALG_LZ4, .cluster_shift = 4,
-				   .uid = -1, .gid = -1 } };
+				   .uid = -1, .gid = -1 },
+			    .tree = { .rootfd = -1, .datafd = -1 } };
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int err;
 

@@ -126,15 +126,18 @@ static void slot_setup(struct mk_pipe *p, struct slot *s, uint64_t ino,
 	s->tail = tail;
 }
 
-/* Read len bytes at pos; a file that shrank since the scan reads as zeros. */
+/*
+ * Read len bytes at pos of a file that starts at base in fd; a file that
+ * shrank since the scan reads as zeros.
+ */
 static int read_full(struct mk_pipe *p, const struct mk_inode *ip, int fd,
-		     uint8_t *buf, unsigned len, uint64_t pos)
+		     uint64_t base, uint8_t *buf, unsigned len, uint64_t pos)
 {
 	unsigned done = 0;
 
 	while (done < len) {
 		ssize_t n = pread(fd, buf + done, len - done,
-				  (off_t)(pos + done));
+				  (off_t)(base + pos + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -154,7 +157,7 @@ static int read_full(struct mk_pipe *p, const struct mk_inode *ip, int fd,
 
 /* Read [start, end) of a file, chunk by chunk. */
 static int read_run(struct mk_pipe *p, const struct mk_inode *ip, int fd,
-		    uint64_t start, uint64_t end)
+		    uint64_t base, uint64_t start, uint64_t end)
 {
 	for (uint64_t pos = start; pos < end; pos += p->chunk_bytes) {
 		unsigned len = (unsigned)MIN(p->chunk_bytes, end - pos);
@@ -165,7 +168,7 @@ static int read_run(struct mk_pipe *p, const struct mk_inode *ip, int fd,
 			return -ECANCELED;
 		slot_setup(p, s, ip->ino, pos, len, pos + len == ip->size);
 		s->c.shared = ip->has_copies;
-		err = read_full(p, ip, fd, s->in, len, pos);
+		err = read_full(p, ip, fd, base, s->in, len, pos);
 		if (err)
 			return err;
 		slot_submit(p, s);
@@ -174,14 +177,14 @@ static int read_run(struct mk_pipe *p, const struct mk_inode *ip, int fd,
 }
 
 /*
- * The next data run at or after off: [*data, *hole).  Returns 0, 1 when
- * only a hole is left, or -errno.  File systems without SEEK_DATA report
- * the whole rest as data.
+ * The next data run at or after off of a file that starts at base in fd:
+ * [*data, *hole).  Returns 0, 1 when only a hole is left, or -errno.  File
+ * systems without SEEK_DATA report the whole rest as data.
  */
-static int find_data(int fd, uint64_t off, uint64_t size, uint64_t *data,
-		     uint64_t *hole)
+static int find_data(int fd, uint64_t base, uint64_t off, uint64_t size,
+		     uint64_t *data, uint64_t *hole)
 {
-	off_t d = lseek(fd, (off_t)off, SEEK_DATA), h;
+	off_t d = lseek(fd, (off_t)(base + off), SEEK_DATA), h;
 
 	if (d < 0 && errno == ENXIO)
 		return 1;
@@ -193,31 +196,30 @@ static int find_data(int fd, uint64_t off, uint64_t size, uint64_t *data,
 		return 0;
 	}
 	h = lseek(fd, d, SEEK_HOLE);
-	*data = (uint64_t)d;
-	*hole = h < 0 ? size : MIN((uint64_t)h, size);
+	*data = (uint64_t)d - base;
+	*hole = h < 0 ? size : MIN((uint64_t)h - base, size);
 	return *data >= size ? 1 : 0;
 }
 
 /* Read [0, end) of a file: the rest, if any, is its packed tail. */
 static int read_file(struct mk_pipe *p, const struct mk_inode *ip, uint64_t end)
 {
-	uint64_t off = 0, data = 0, hole = end, cb = p->cbytes;
+	uint64_t off = 0, data = 0, hole = end, cb = p->cbytes, base;
 	int fd, err = 0;
 
-	fd = openat(p->t->rootfd, ip->path, O_RDONLY | O_NOFOLLOW |
-		    O_NOCTTY | O_CLOEXEC);
+	fd = mk_tree_open(p->t, ip, &base);
 	if (fd < 0)
-		return read_fail(p, ip, -errno);
+		return read_fail(p, ip, fd);
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	while (off < end) {
 		if (ip->maybe_sparse) {
-			err = find_data(fd, off, end, &data, &hole);
+			err = find_data(fd, base, off, end, &data, &hole);
 			if (err)
 				break;
 		}
 		data -= data % cb;
 		hole = MIN(ROUND_UP(hole, cb), end);
-		err = read_run(p, ip, fd, data, hole);
+		err = read_run(p, ip, fd, base, data, hole);
 		if (err)
 			break;
 		off = data = hole;
@@ -246,13 +248,13 @@ static int read_symlink(struct mk_pipe *p, const struct mk_inode *ip)
 static int read_tail(struct mk_pipe *p, const struct mk_inode *ip,
 		     uint8_t *buf, unsigned len)
 {
-	int fd = openat(p->t->rootfd, ip->path, O_RDONLY | O_NOFOLLOW |
-			O_NOCTTY | O_CLOEXEC);
+	uint64_t base;
+	int fd = mk_tree_open(p->t, ip, &base);
 	int err;
 
 	if (fd < 0)
-		return read_fail(p, ip, -errno);
-	err = read_full(p, ip, fd, buf, len, ip->size - len);
+		return read_fail(p, ip, fd);
+	err = read_full(p, ip, fd, base, buf, len, ip->size - len);
 	close(fd);
 	return err;
 }

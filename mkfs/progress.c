@@ -49,17 +49,41 @@ static void draw(struct mk_progress *p, double secs)
 	p->drawn = true;
 }
 
-void mk_progress_update(struct mk_progress *p)
+/* Whether a line is due (enabled, 200 ms since the last); the time now. */
+static bool due(struct mk_progress *p, double *secs)
 {
 	struct timespec now;
 
 	if (!p->enabled)
-		return;
+		return false;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (ns_between(&p->last, &now) < MK_PROGRESS_INTERVAL_NS)
-		return;
+		return false;
 	p->last = now;
-	draw(p, ns_between(&p->start, &now) / 1e9);
+	*secs = ns_between(&p->start, &now) / 1e9;
+	return true;
+}
+
+void mk_progress_update(struct mk_progress *p)
+{
+	double secs;
+
+	if (due(p, &secs))
+		draw(p, secs);
+}
+
+void mk_progress_reading(struct mk_progress *p, uint64_t members,
+			 uint64_t bytes)
+{
+	double secs;
+
+	if (!due(p, &secs))
+		return;
+	fprintf(stderr, "\rreading the tar: %llu members, %.1f MiB of data, %.1f MB/s \033[K",
+		(unsigned long long)members, bytes / MIB,
+		secs > 0 ? bytes / secs / 1e6 : 0.0);
+	fflush(stderr);
+	p->drawn = true;
 }
 
 void mk_progress_end(struct mk_progress *p)

@@ -27,6 +27,11 @@ void mk_progress_init(struct mk_progress *p, bool enabled,
 /* Redraw the line if 200 ms passed since the last time. */
 void mk_progress_update(struct mk_progress *p);
 
+/* The line while a tar stream is read (tar.h): its members and file
+ * bytes so far; as often as it likes, drawn as mk_progress_update's. */
+void mk_progress_reading(struct mk_progress *p, uint64_t members,
+			 uint64_t bytes);
+
 /* Erase the line, if drawn. */
 void mk_progress_end(struct mk_progress *p);
 

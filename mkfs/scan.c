@@ -58,7 +58,7 @@ static int scan_fail(struct scan_ctx *c, const char *rel, int err)
 	return err;
 }
 
-static int tree_add(struct mk_tree *t, struct mk_inode *ip)
+int mk_tree_add(struct mk_tree *t, struct mk_inode *ip)
 {
 	if (t->count == t->cap) {
 		uint64_t cap = t->cap ? t->cap * 2 : 1024;
@@ -140,11 +140,46 @@ static int link_lookup(struct scan_ctx *c, const struct stat *st,
 	return 0;
 }
 
+int mk_inode_set_xattr(struct mk_inode *ip, const char *name,
+		       const void *value, uint32_t len)
+{
+	struct mk_xattr *x = NULL, *n;
+	void *v = malloc(len ? len : 1);
+	unsigned i;
+
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, value, len);
+	for (i = 0; i < ip->nxattrs && !x; i++)
+		if (!strcmp(ip->xattrs[i].name, name))
+			x = &ip->xattrs[i];
+	if (!x) {
+		n = realloc(ip->xattrs, (ip->nxattrs + 1) * sizeof(*n));
+		if (n)
+			ip->xattrs = n;
+		x = n ? &n[ip->nxattrs] : NULL;
+		if (x && !(x->name = strdup(name)))
+			x = NULL;
+		if (!x) {
+			free(v);
+			return -ENOMEM;
+		}
+		x->name_len = (unsigned)strlen(name);
+		ip->nxattrs++;
+	} else {
+		free(x->value);
+	}
+	x->value = v;
+	x->value_len = len;
+	return 0;
+}
+
 static int xattr_add(struct scan_ctx *c, struct mk_inode *ip, const char *name,
 		     const char *path)
 {
-	struct mk_xattr *x, *n;
 	ssize_t len;
+	void *val;
+	int err;
 
 	len = lgetxattr(path, name, NULL, 0);
 	if (len < 0)
@@ -154,30 +189,16 @@ static int xattr_add(struct scan_ctx *c, struct mk_inode *ip, const char *name,
 			path, name);
 		return 0;
 	}
-	n = realloc(ip->xattrs, (ip->nxattrs + 1) * sizeof(*n));
-	if (!n)
+	val = malloc(len ? (size_t)len : 1);
+	if (!val)
 		return -ENOMEM;
-	ip->xattrs = n;
-	x = &n[ip->nxattrs];
-	x->value = malloc(len ? (size_t)len : 1);
-	x->name = strdup(name);
-	if (!x->value || !x->name) {
-		free(x->value);
-		free(x->name);
-		return -ENOMEM;
-	}
-	len = lgetxattr(path, name, x->value, (size_t)len);
-	if (len < 0) {
-		int err = errno == ERANGE ? -EAGAIN : -errno;
-
-		free(x->value);
-		free(x->name);
-		return err;
-	}
-	x->name_len = (unsigned)strlen(name);
-	x->value_len = (uint32_t)len;
-	ip->nxattrs++;
-	return 0;
+	len = lgetxattr(path, name, val, (size_t)len);
+	if (len < 0)
+		err = errno == ERANGE ? -EAGAIN : -errno;
+	else
+		err = mk_inode_set_xattr(ip, name, val, (uint32_t)len);
+	free(val);
+	return err;
 }
 
 static int read_xattr_names(const char *path, char **out, ssize_t *out_len)
@@ -313,7 +334,7 @@ static int scan_entry(struct scan_ctx *c, struct mk_inode *dir, int dirfd,
 			return err;
 		}
 	}
-	err = tree_add(c->t, ip);
+	err = mk_tree_add(c->t, ip);
 	if (err) {
 		free(ip);
 		return err;
@@ -449,7 +470,7 @@ static int scan_root(struct scan_ctx *c, const char *dir)
 		free(root);
 		return -ENOMEM;
 	}
-	err = tree_add(c->t, root);
+	err = mk_tree_add(c->t, root);
 	if (err) {
 		free(root->path);
 		free(root);
@@ -469,6 +490,7 @@ int mk_scan(const char *dir, const struct mk_scan_opts *o, struct mk_tree *t)
 	int err;
 
 	memset(t, 0, sizeof(*t));
+	t->datafd = -1;
 	t->root = dir;
 	err = scan_root(&c, dir);
 	/* Walking the array while appending to it: breadth-first order. */
@@ -485,7 +507,7 @@ int mk_tree_empty(uid_t uid, gid_t gid, struct mk_tree *t)
 	struct timespec now;
 
 	memset(t, 0, sizeof(*t));
-	t->rootfd = -1;
+	t->rootfd = t->datafd = -1;
 	t->root = "";
 	root = calloc(1, sizeof(*root));
 	if (!root)
@@ -498,22 +520,43 @@ int mk_tree_empty(uid_t uid, gid_t gid, struct mk_tree *t)
 	root->atime = root->mtime = root->ctime = now;
 	root->parent = CZFS_ROOT_INO;
 	t->ndirs = 1;
-	if (tree_add(t, root)) {
+	if (mk_tree_add(t, root)) {
 		free(root);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-static void inode_free(struct mk_inode *ip)
+int mk_tree_open(const struct mk_tree *t, const struct mk_inode *ip,
+		 uint64_t *base)
+{
+	int fd;
+
+	*base = t->datafd >= 0 ? ip->data_off : 0;
+	if (t->datafd >= 0)
+		fd = fcntl(t->datafd, F_DUPFD_CLOEXEC, 0);
+	else
+		fd = openat(t->rootfd, ip->path, O_RDONLY | O_NOFOLLOW |
+			    O_NOCTTY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+void mk_inode_clear_xattrs(struct mk_inode *ip)
 {
 	for (unsigned i = 0; i < ip->nxattrs; i++) {
 		free(ip->xattrs[i].name);
 		free(ip->xattrs[i].value);
 	}
+	free(ip->xattrs);
+	ip->xattrs = NULL;
+	ip->nxattrs = 0;
+}
+
+void mk_inode_free(struct mk_inode *ip)
+{
+	mk_inode_clear_xattrs(ip);
 	for (unsigned i = 0; i < ip->ndents; i++)
 		free(ip->dents[i].name);
-	free(ip->xattrs);
 	free(ip->dents);
 	free(ip->path);
 	free(ip->target);
@@ -523,10 +566,12 @@ static void inode_free(struct mk_inode *ip)
 void mk_tree_free(struct mk_tree *t)
 {
 	for (uint64_t i = 0; i < t->count; i++)
-		inode_free(t->inodes[i]);
+		mk_inode_free(t->inodes[i]);
 	free(t->inodes);
 	if (t->rootfd >= 0)
 		close(t->rootfd);
+	if (t->datafd >= 0)
+		close(t->datafd);
 	memset(t, 0, sizeof(*t));
-	t->rootfd = -1;
+	t->rootfd = t->datafd = -1;
 }

@@ -2,7 +2,9 @@
 /*
  * The source tree in memory: every inode of the image, numbered in
  * breadth-first order with each directory's entries sorted by name, so the
- * numbering does not depend on readdir order.
+ * numbering does not depend on readdir order.  Two sources fill it: a
+ * directory (mk_scan, its files read in place) and a tar stream (tar.h,
+ * its file data spooled to one temporary file); mk_tree_open() hides which.
  */
 #ifndef MKFS_SCAN_H
 #define MKFS_SCAN_H
@@ -39,6 +41,7 @@ struct mk_inode {
 	 * it shares; and whether an earlier one has later copies */
 	struct mk_inode *copy_of;
 	bool has_copies;
+	uint64_t data_off;		/* tar: where its bytes are in datafd */
 	char *path;			/* dirs, regular files: relative path */
 	char *target;			/* symlinks */
 	struct mk_xattr *xattrs;
@@ -51,7 +54,8 @@ struct mk_tree {
 	struct mk_inode **inodes;	/* inodes[i] has ino i + 1 */
 	uint64_t count;
 	uint64_t cap;
-	int rootfd;			/* -1 for an empty tree */
+	int rootfd;			/* -1 for an empty tree or a tar */
+	int datafd;			/* a tar's spooled file data, or -1 */
 	const char *root;		/* the source directory, for messages */
 	/* totals for progress and the summary */
 	uint64_t nfiles, ndirs;
@@ -71,6 +75,29 @@ struct mk_scan_opts {
  * the path ("mkfs.czfs: DIR/x: Permission denied").
  */
 int mk_scan(const char *dir, const struct mk_scan_opts *o, struct mk_tree *t);
+
+/*
+ * Open the bytes of regular file ip for pread: they start at *base in
+ * the returned fd (close it after).  Returns the fd, or -errno.
+ */
+int mk_tree_open(const struct mk_tree *t, const struct mk_inode *ip,
+		 uint64_t *base);
+
+/* Give ip the next inode number of t.  0, -ENOMEM or -EOVERFLOW. */
+int mk_tree_add(struct mk_tree *t, struct mk_inode *ip);
+
+/*
+ * Set xattr name of ip to a copy of value (len bytes, at most
+ * CZFS_XATTR_SIZE_MAX), replacing one of that name.  0 or -ENOMEM.
+ */
+int mk_inode_set_xattr(struct mk_inode *ip, const char *name,
+		       const void *value, uint32_t len);
+
+/* Drop every xattr of ip. */
+void mk_inode_clear_xattrs(struct mk_inode *ip);
+
+/* Free ip and all it owns (not the inodes its entries name). */
+void mk_inode_free(struct mk_inode *ip);
 
 /* A tree holding only an empty root directory owned by uid:gid. */
 int mk_tree_empty(uid_t uid, gid_t gid, struct mk_tree *t);

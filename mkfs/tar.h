@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tree from a tar stream (mkfs.czfs --tar), read once, in order,
+ * through libarchive: ustar, GNU and PAX members (long names, xattrs,
+ * POSIX ACLs, sparse files), gzip, xz, zstd or bzip2 found by magic.
+ *
+ * The image numbers inodes as it does a directory's (scan.h), breadth-
+ * first by name, not in stream order, so file data cannot go straight to
+ * the compressors: each member's bytes are spooled once to an unlinked
+ * file (the holes of sparse members left as holes), which the pipeline
+ * then reads as it reads a directory's files.  Memory holds only the
+ * metadata, whatever the size of the members.
+ *
+ * Paths lose a leading '/' and '.' components, as tar extracts them; a
+ * '..' component is refused.  A later member of the same path replaces
+ * the earlier one, as extraction would; directories a member implies are
+ * made with mode 0755, owned by root (or the forced owner).
+ */
+#ifndef MKFS_TAR_H
+#define MKFS_TAR_H
+
+struct mk_progress;
+struct mk_tree;
+
+enum mk_whiteouts {
+	MK_WH_KEEP,			/* .wh.* members are plain files */
+	MK_WH_OVERLAY,			/* overlayfs whiteouts, opaque dirs */
+};
+
+struct mk_tar_opts {
+	long long uid, gid;		/* forced owner, or -1 */
+	enum mk_whiteouts whiteouts;
+	const char *spool_dir;		/* where the spool file goes */
+	struct mk_progress *pr;		/* its line, or NULL */
+};
+
+/*
+ * Read the tar file (or stdin for "-") into t.  Returns 0, or -errno
+ * after printing a message naming the member ("mkfs.czfs: x.tar: member
+ * 'a/../b': ...").
+ */
+int mk_tar_read(const char *file, const struct mk_tar_opts *o,
+		struct mk_tree *t);
+
+#endif /* MKFS_TAR_H */
