@@ -264,3 +264,12 @@ build_erofs() {
 	EROFSFUSE=$dir/fuse/erofsfuse MKFS_EROFS=$dir/mkfs/mkfs.erofs
 	echo "erofs: $("$MKFS_EROFS" --version 2>&1 | head -1) in $dir" >&2
 }
+
+# ratio A B: A / B with two decimals; - when either is missing (empty or
+# -) or B is not above 0.
+ratio() {
+	case "${1:-}" in ''|-) echo -; return ;; esac
+	case "${2:-}" in ''|-) echo -; return ;; esac
+	[ "$(bc -l <<<"$2 > 0")" = 1 ] || { echo -; return; }
+	bc -l <<<"$1 / $2" | xargs printf '%.2f'
+}
