@@ -219,14 +219,18 @@ bench_cc() {
 # into a scratch folder of $W, kept for the next run.  The source:
 # EROFS_SRC=DIR (a checkout or release tree), else a clone of EROFS_GIT at
 # its newest v* tag when the network allows, else the newest earlier
-# build in $W; EROFS_BIN=DIR holding both programs skips all that.  Sets
-# EROFSFUSE and MKFS_EROFS, both empty (with a message) when there is none.
+# build in $W; EROFS_BIN=DIR, an erofs-utils build directory (its
+# fuse/erofsfuse and mkfs/mkfs.erofs), skips all that.  Sets EROFSFUSE and
+# MKFS_EROFS, both empty (with a message) when there is none.
 EROFS_GIT=${EROFS_GIT:-https://github.com/erofs/erofs-utils.git}
 build_erofs() {
 	local src=${EROFS_SRC:-} tag ver dir
 	EROFSFUSE= MKFS_EROFS=
 	if [ -n "${EROFS_BIN:-}" ]; then
 		dir=$EROFS_BIN
+	elif [ -n "$src" ] && [ ! -f "$src/configure.ac" ]; then
+		echo "erofs: EROFS_SRC=$src is not an erofs-utils source tree" >&2
+		src=
 	elif [ -z "$src" ]; then
 		tag=$(timeout 30 git ls-remote --tags --refs "$EROFS_GIT" 'v*' 2>/dev/null |
 			sed 's,.*refs/tags/,,' | grep -E '^v[0-9.]+$' | sort -V | tail -1) || true
