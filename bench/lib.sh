@@ -247,7 +247,10 @@ build_erofs() {
 		fi
 	fi
 	if [ -n "$src" ]; then
-		ver=$(git -C "$src" describe --tags 2>/dev/null || head -1 "$src/VERSION" 2>/dev/null || echo src)
+		# a release tree's VERSION; a checkout's tag (not that of a
+		# repository the tree happens to sit in)
+		ver=$( { [ -e "$src/.git" ] && git -C "$src" describe --tags; } 2>/dev/null ||
+			head -1 "$src/VERSION" 2>/dev/null || echo src)
 		dir="$W/erofs-utils-v${ver#v}"
 		if [ ! -x "$dir/fuse/erofsfuse" ] || [ ! -x "$dir/mkfs/mkfs.erofs" ]; then
 			echo "erofs: building erofs-utils $ver from $src in $dir" >&2
