@@ -130,3 +130,153 @@ czfs_counter() {
 median() {
 	printf '%s\n' "$@" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
 }
+
+# --- the floor and the peers of issue 33: per-GB costs of a cold read ---
+
+# proc_ctxsw PID: context switches (voluntary + involuntary) of all of a
+# daemon's live threads (/proc/PID/task/*/status); 0 without PID.
+proc_ctxsw() {
+	[ -n "${1:-}" ] && [ -d "/proc/$1/task" ] || { echo 0; return; }
+	cat /proc/"$1"/task/*/status 2>/dev/null |
+		awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ { n += $2 } END { print n + 0 }'
+}
+
+# proc_mem PID: "VmRSS VmHWM" of a process in MiB (- - without PID).
+proc_mem() {
+	[ -n "${1:-}" ] && [ -r "/proc/$1/status" ] || { echo "- -"; return; }
+	awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 }
+		END { printf "%.1f %.1f\n", r / 1024, h / 1024 }' "/proc/$1/status"
+}
+
+# ctxsw_start PID / ctxsw_stop: context switches of a daemon over an
+# interval, all its threads, including those that start or end in it
+# (libfuse's workers come and go: /proc/PID/task misses them), counted by
+# perf stat -p; without perf, the difference of proc_ctxsw.  ctxsw_stop
+# sets CTXSW_N (not a command substitution: perf is this shell's child).
+ctxsw_start() {
+	CTXSW_PID=${1:-} CTXSW_PERF= CTXSW0=
+	[ -n "$CTXSW_PID" ] || return 0
+	if command -v perf >/dev/null; then
+		rm -f "$W/perf.out"
+		perf stat -e context-switches -x, -p "$CTXSW_PID" -o "$W/perf.out" 2>/dev/null &
+		CTXSW_PERF=$!
+		sleep 0.3	# attached
+	fi
+	CTXSW0=$(proc_ctxsw "$CTXSW_PID")
+}
+ctxsw_stop() {
+	local n=
+	CTXSW_N=0
+	[ -n "$CTXSW_PID" ] || return 0
+	if [ -n "$CTXSW_PERF" ]; then
+		kill -INT "$CTXSW_PERF" 2>/dev/null
+		wait "$CTXSW_PERF" 2>/dev/null || true
+		n=$(awk -F, '$3 == "context-switches" { print ($1 ~ /^[0-9]+$/) ? $1 : 0 }' "$W/perf.out" 2>/dev/null)
+	fi
+	CTXSW_N=${n:-$(( $(proc_ctxsw "$CTXSW_PID") - CTXSW0 ))}
+}
+
+# cold_cost PID CMD...: drop caches, run CMD (a reader) with the daemon
+# PID (may be empty) serving it; prints "wall_s reader_cpu_s daemon_cpu_s
+# daemon_ctxsw reader_ctxsw".  The reader's CPU and context switches are
+# its rusage (with its children's), from GNU time.
+cold_cost() {
+	local pid=$1 c0 c1 t0 t1 ru dcs
+	shift
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	ctxsw_start "$pid"
+	c0=$(proc_cpu "$pid")
+	t0=$(date +%s.%N)
+	/usr/bin/time -f '%U %S %w %c' -o "$W/last_rusage" "$@" >/dev/null
+	t1=$(date +%s.%N)
+	c1=$(proc_cpu "$pid")
+	ctxsw_stop
+	dcs=$CTXSW_N
+	ru=$(tail -1 "$W/last_rusage")
+	awk -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v dcs="$dcs" -v ru="$ru" 'BEGIN {
+		split(ru, r, " ")
+		printf "%.3f %.3f %.3f %d %d\n", t1 - t0, r[1] + r[2], c1 - c0, dcs, r[3] + r[4] }'
+}
+
+# bench_cc NAME CC_ARGS...: bench/NAME.c (a helper program of the benches,
+# not part of czfs) compiled into $W/NAME, again when the source is newer;
+# prints its path, or nothing (with a message) when it cannot be built.
+bench_cc() {
+	local name=$1 src="$top/bench/$1.c" bin="$W/$1"
+	shift
+	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+		cc -O2 -o "$bin" "$src" "$@" >&2 || {
+			echo "$name: cannot build $src: skipped" >&2
+			return 0
+		}
+	fi
+	echo "$bin"
+}
+
+# build_erofs: erofsfuse and mkfs.erofs of erofs-utils (Debian 12 has no
+# erofsfuse, and its mkfs.erofs 1.5 no zstd), built from a source tree
+# into a scratch folder of $W, kept for the next run.  The source:
+# EROFS_SRC=DIR (a checkout or release tree), else a clone of EROFS_GIT at
+# its newest v* tag when the network allows, else the newest earlier
+# build in $W; EROFS_BIN=DIR, an erofs-utils build directory (its
+# fuse/erofsfuse and mkfs/mkfs.erofs), skips all that.  Sets EROFSFUSE and
+# MKFS_EROFS, both empty (with a message) when there is none.
+EROFS_GIT=${EROFS_GIT:-https://github.com/erofs/erofs-utils.git}
+build_erofs() {
+	local src=${EROFS_SRC:-} tag ver dir
+	EROFSFUSE= MKFS_EROFS=
+	if [ -n "${EROFS_BIN:-}" ]; then
+		dir=$EROFS_BIN
+	elif [ -n "$src" ] && [ ! -f "$src/configure.ac" ]; then
+		echo "erofs: EROFS_SRC=$src is not an erofs-utils source tree" >&2
+		src=
+	elif [ -z "$src" ]; then
+		tag=$(timeout 30 git ls-remote --tags --refs "$EROFS_GIT" 'v*' 2>/dev/null |
+			sed 's,.*refs/tags/,,' | grep -E '^v[0-9.]+$' | sort -V | tail -1) || true
+		if [ -n "$tag" ]; then
+			src="$W/erofs-src-$tag"
+			[ -d "$src" ] || { rm -rf "$src.tmp" &&
+				timeout 300 git clone -q --depth 1 --branch "$tag" "$EROFS_GIT" "$src.tmp" &&
+				mv "$src.tmp" "$src"; } || src=
+		fi
+		if [ -z "$src" ]; then
+			dir=$(ls -d "$W"/erofs-utils-v*/ 2>/dev/null | sort -V | tail -1) || true
+			dir=${dir%/}
+			[ -z "$dir" ] || echo "erofs: no EROFS_SRC, no network: the earlier build in $dir" >&2
+		fi
+	fi
+	if [ -n "$src" ]; then
+		# a release tree's VERSION; a checkout's tag (not that of a
+		# repository the tree happens to sit in)
+		ver=$( { [ -e "$src/.git" ] && git -C "$src" describe --tags; } 2>/dev/null ||
+			head -1 "$src/VERSION" 2>/dev/null || echo src)
+		dir="$W/erofs-utils-v${ver#v}"
+		if [ ! -x "$dir/fuse/erofsfuse" ] || [ ! -x "$dir/mkfs/mkfs.erofs" ]; then
+			echo "erofs: building erofs-utils $ver from $src in $dir" >&2
+			rm -rf "$dir" && mkdir -p "$dir" && cp -a "$src/." "$dir/" &&
+			(cd "$dir" && ./autogen.sh && ./configure --enable-fuse --enable-lz4 \
+				--with-libzstd --disable-lzma --without-zlib --without-xxhash \
+				--without-libcurl --without-openssl --without-libxml2 \
+				--without-json-c --without-libnl3 && nice make -j2) \
+				>"$W/erofs-build.log" 2>&1 ||
+				echo "erofs: the build failed (see $W/erofs-build.log)" >&2
+		fi
+	fi
+	if [ -z "${dir:-}" ] || [ ! -x "$dir/fuse/erofsfuse" ] || [ ! -x "$dir/mkfs/mkfs.erofs" ]; then
+		echo "erofs: erofsfuse skipped: set EROFS_SRC=DIR to an erofs-utils source tree" \
+			"(or EROFS_BIN=DIR to its built fuse/erofsfuse and mkfs/mkfs.erofs)" >&2
+		return 0
+	fi
+	EROFSFUSE=$dir/fuse/erofsfuse MKFS_EROFS=$dir/mkfs/mkfs.erofs
+	echo "erofs: $("$MKFS_EROFS" --version 2>&1 | head -1) in $dir" >&2
+}
+
+# ratio A B: A / B with two decimals; - when either is missing (empty or
+# -) or B is not above 0.
+ratio() {
+	case "${1:-}" in ''|-) echo -; return ;; esac
+	case "${2:-}" in ''|-) echo -; return ;; esac
+	[ "$(bc -l <<<"$2 > 0")" = 1 ] || { echo -; return; }
+	bc -l <<<"$1 / $2" | xargs printf '%.2f'
+}
