@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -26,6 +27,10 @@ struct czfs_pool {
 	/* free_order[p] = order + 1 when p heads a free run, else 0 */
 	uint8_t *free_order;
 	uint32_t *next, *prev;		/* free-list links, by page */
+	/* hole[p]: p's memory was given back (or never touched): a page is
+	 * resident from its allocation until it is punched */
+	uint8_t *hole;
+	uint32_t resident;
 	uint32_t head[CZFS_POOL_MAX_ORDER + 1];
 	/* reserve: a stack of single pages */
 	uint32_t *reserve;
@@ -54,6 +59,37 @@ static void list_del(struct czfs_pool *p, uint32_t page, unsigned order)
 		p->prev[p->next[page]] = p->prev[page];
 }
 
+/* Pages of a run about to be used count as resident from now on. */
+static void mark_resident(struct czfs_pool *p, uint32_t page, unsigned order)
+{
+	for (uint32_t i = page; i < page + (1u << order); i++) {
+		p->resident += p->hole[i];
+		p->hole[i] = 0;
+	}
+}
+
+/* The run's memory is going back: its pages become holes.  Returns how
+ * many were resident. */
+static uint32_t mark_holes(struct czfs_pool *p, uint32_t page, unsigned order)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = page; i < page + (1u << order); i++) {
+		n += !p->hole[i];
+		p->hole[i] = 1;
+	}
+	p->resident -= n;
+	return n;
+}
+
+static bool any_resident(const struct czfs_pool *p, uint32_t page, unsigned order)
+{
+	for (uint32_t i = page; i < page + (1u << order); i++)
+		if (!p->hole[i])
+			return true;
+	return false;
+}
+
 static int buddy_alloc(struct czfs_pool *p, unsigned order, uint32_t *page)
 {
 	unsigned k = order;
@@ -70,6 +106,7 @@ static int buddy_alloc(struct czfs_pool *p, unsigned order, uint32_t *page)
 		list_push(p, pg + (1u << k), k);
 	}
 	p->used += 1u << order;
+	mark_resident(p, pg, order);
 	*page = pg;
 	return 0;
 }
@@ -127,11 +164,13 @@ int czfs_pool_create(size_t cap_bytes, unsigned reserved, struct czfs_pool **out
 		goto fail;
 	}
 	p->free_order = calloc(p->npages, 1);
+	p->hole = malloc(p->npages);
 	p->next = malloc(p->npages * sizeof(uint32_t));
 	p->prev = malloc(p->npages * sizeof(uint32_t));
 	p->reserve = malloc((reserved + 1) * sizeof(uint32_t));
-	if (!p->free_order || !p->next || !p->prev || !p->reserve)
+	if (!p->free_order || !p->hole || !p->next || !p->prev || !p->reserve)
 		goto fail;
+	memset(p->hole, 1, p->npages);	/* a fresh memfd holds no memory */
 	err = pool_init_memory(p);
 	if (err)
 		goto fail;
@@ -170,6 +209,7 @@ void czfs_pool_destroy(struct czfs_pool *p)
 	if (p->fd >= 0)
 		close(p->fd);
 	free(p->free_order);
+	free(p->hole);
 	free(p->next);
 	free(p->prev);
 	free(p->reserve);
@@ -264,21 +304,42 @@ int czfs_pool_fd(const struct czfs_pool *p)
 	return p->fd;
 }
 
-void czfs_pool_trim(struct czfs_pool *p)
+static void punch(struct czfs_pool *p, uint32_t page, unsigned order)
 {
+	fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		  (off_t)page * CZFS_PAGE_SIZE, (off_t)CZFS_PAGE_SIZE << order);
+}
+
+/* Release at most this much per call: the lock is held while punching. */
+#define TRIM_BATCH	1024u
+
+uint32_t czfs_pool_trim(struct czfs_pool *p, uint32_t keep)
+{
+	uint32_t done = 0;
+
 	pthread_mutex_lock(&p->lock);
-	for (unsigned k = 0; k <= CZFS_POOL_MAX_ORDER; k++)
-		for (uint32_t pg = p->head[k]; pg != NO_LINK; pg = p->next[pg])
-			fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				  (off_t)pg * CZFS_PAGE_SIZE,
-				  (off_t)CZFS_PAGE_SIZE << k);
+	keep = MAX(keep, p->used + p->reserve_fill);
+	/* Larger runs first: their pages were free the longest. */
+	for (int k = CZFS_POOL_MAX_ORDER; k >= 0 && p->resident > keep &&
+	     done < TRIM_BATCH; k--) {
+		for (uint32_t pg = p->head[k]; pg != NO_LINK && p->resident > keep &&
+		     done < TRIM_BATCH; pg = p->next[pg]) {
+			if (!any_resident(p, pg, (unsigned)k))
+				continue;
+			punch(p, pg, (unsigned)k);
+			done += mark_holes(p, pg, (unsigned)k);
+		}
+	}
 	pthread_mutex_unlock(&p->lock);
+	return done;
 }
 
 void czfs_pool_punch(struct czfs_pool *p, uint32_t page, unsigned order)
 {
-	fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		  (off_t)page * CZFS_PAGE_SIZE, (off_t)CZFS_PAGE_SIZE << order);
+	pthread_mutex_lock(&p->lock);
+	mark_holes(p, page, order);
+	pthread_mutex_unlock(&p->lock);
+	punch(p, page, order);
 }
 
 void czfs_pool_get_stats(struct czfs_pool *p, struct czfs_pool_stats *st)
@@ -286,6 +347,7 @@ void czfs_pool_get_stats(struct czfs_pool *p, struct czfs_pool_stats *st)
 	pthread_mutex_lock(&p->lock);
 	st->pages = p->npages;
 	st->used = p->used;
+	st->resident = p->resident;
 	st->reserve_size = p->reserve_size;
 	st->reserve_fill = p->reserve_fill;
 	st->reserve_hits = p->reserve_hits;

@@ -175,6 +175,9 @@ static int daemon_setup(struct czfs_daemon *dm)
 	if (err)
 		return err;
 	czfs_ccache_set_punch(dm->cc, dm->opts.reclaim_punch);
+	err = czfs_ccache_set_low(dm->cc, dm->opts.cache_min / CZFS_BLOCK_SIZE);
+	if (err)
+		return err;
 	err = czfs_pcache_create((unsigned)MAX(CZFS_PACKS_CACHED_MIN,
 		dm->opts.cache_size / 8 / CZFS_PACK_MAX_ULEN), &dm->pc);
 	if (err)
@@ -211,6 +214,8 @@ static int daemon_start_threads(struct czfs_daemon *dm)
 		err = czfs_flusher_start(dm);
 	if (!err)
 		err = czfs_recomp_start(dm);
+	if (!err)
+		err = czfs_ccache_start_trimmer(dm->cc);
 	if (err)
 		czfs_err("cannot start threads: %s", strerror(-err));
 	return err;
