@@ -499,9 +499,20 @@ bool czfs_ccache_idle(struct czfs_ccache *cc)
 			;
 	}
 	pthread_mutex_unlock(&cc->lock);
-	if (idle)	/* free pages beyond low go back to the kernel */
-		while (czfs_pool_trim(cc->pool, (uint32_t)keep))
-			;
+	if (keep >= cc->ceiling)
+		return idle;
+	if (idle && cc->shrink)	/* staged reads ahead wait for nobody now */
+		cc->shrink(cc->shrink_arg);
+	if (!idle) {
+		/* Busy: free runs the buddy allocator split around (a random
+		 * reader's temporary pages) may be resident; keep low of them */
+		struct czfs_pool_stats ps;
+
+		czfs_pool_get_stats(cc->pool, &ps);
+		keep += ps.used + ps.reserve_fill;
+	}
+	while (czfs_pool_trim(cc->pool, (uint32_t)MIN(keep, cc->ceiling)))
+		;
 	return idle;
 }
 

@@ -132,8 +132,8 @@ void czfs_ccache_set_wait(struct czfs_ccache *cc, unsigned ms);
 /*
  * The pool's other holder of pages that can be dropped (the daemon's staged
  * requests): called, without the cache's lock, when an allocation found the
- * pool empty and nothing left to evict, before anyone waits.  It returns
- * the pages it gave back.
+ * pool empty and nothing left to evict, before anyone waits, and by an idle
+ * tick (czfs_ccache_idle).  It returns the pages it gave back.
  */
 void czfs_ccache_set_shrinker(struct czfs_ccache *cc,
 			      unsigned (*shrink)(void *arg), void *arg);
@@ -170,9 +170,10 @@ int czfs_ccache_set_low(struct czfs_ccache *cc, uint64_t low_pages);
 
 /*
  * One tick of the trimmer: when no entry was looked up since the last tick,
- * the target halves (not below low), the LRU list is cut to it, and free
- * pool pages beyond low are given back to the kernel.  Returns whether it
- * was idle.
+ * the target halves (not below low), the LRU list is cut to it, the
+ * shrinker drops what it holds, and free pool pages beyond low are given
+ * back to the kernel; when busy, the free pages beyond low that are still
+ * resident are.  Returns whether it was idle.
  */
 bool czfs_ccache_idle(struct czfs_ccache *cc);
 

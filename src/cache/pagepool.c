@@ -31,20 +31,44 @@ struct czfs_pool {
 	 * resident from its allocation until it is punched */
 	uint8_t *hole;
 	uint32_t resident;
-	uint32_t head[CZFS_POOL_MAX_ORDER + 1];
+	uint32_t head[CZFS_POOL_MAX_ORDER + 1], tail[CZFS_POOL_MAX_ORDER + 1];
 	/* reserve: a stack of single pages */
 	uint32_t *reserve;
 	uint32_t reserve_size, reserve_fill;
 	uint64_t reserve_hits, alloc_fail, waits;
 };
 
+static bool any_resident(const struct czfs_pool *p, uint32_t page, unsigned order)
+{
+	for (uint32_t i = page; i < page + (1u << order); i++)
+		if (!p->hole[i])
+			return true;
+	return false;
+}
+
+/*
+ * A free run joins its list: at the head when it holds memory, at the
+ * tail when it was given back, so that allocations reuse resident pages
+ * and do not fault in fresh ones while resident ones lie free.
+ */
 static void list_push(struct czfs_pool *p, uint32_t page, unsigned order)
 {
+	bool tail = p->head[order] != NO_LINK && !any_resident(p, page, order);
+
 	p->free_order[page] = (uint8_t)(order + 1);
+	if (tail) {
+		p->next[page] = NO_LINK;
+		p->prev[page] = p->tail[order];
+		p->next[p->tail[order]] = page;
+		p->tail[order] = page;
+		return;
+	}
 	p->prev[page] = NO_LINK;
 	p->next[page] = p->head[order];
 	if (p->head[order] != NO_LINK)
 		p->prev[p->head[order]] = page;
+	else
+		p->tail[order] = page;
 	p->head[order] = page;
 }
 
@@ -57,6 +81,8 @@ static void list_del(struct czfs_pool *p, uint32_t page, unsigned order)
 		p->head[order] = p->next[page];
 	if (p->next[page] != NO_LINK)
 		p->prev[p->next[page]] = p->prev[page];
+	else
+		p->tail[order] = p->prev[page];
 }
 
 /* Pages of a run about to be used count as resident from now on. */
@@ -82,28 +108,34 @@ static uint32_t mark_holes(struct czfs_pool *p, uint32_t page, unsigned order)
 	return n;
 }
 
-static bool any_resident(const struct czfs_pool *p, uint32_t page, unsigned order)
-{
-	for (uint32_t i = page; i < page + (1u << order); i++)
-		if (!p->hole[i])
-			return true;
-	return false;
-}
-
 static int buddy_alloc(struct czfs_pool *p, unsigned order, uint32_t *page)
 {
-	unsigned k = order;
+	unsigned k, first = CZFS_POOL_MAX_ORDER + 1;
 	uint32_t pg;
 
-	while (k <= CZFS_POOL_MAX_ORDER && p->head[k] == NO_LINK)
-		k++;
+	/* The smallest run that holds memory, else the smallest run. */
+	for (k = order; k <= CZFS_POOL_MAX_ORDER; k++) {
+		if (p->head[k] == NO_LINK)
+			continue;
+		first = MIN(first, k);
+		if (!p->hole[p->head[k]])
+			break;
+	}
+	if (k > CZFS_POOL_MAX_ORDER)
+		k = first;
 	if (k > CZFS_POOL_MAX_ORDER)
 		return -ENOMEM;
 	pg = p->head[k];
 	list_del(p, pg, k);
-	while (k > order) {		/* split, keep the lower half */
-		k--;
-		list_push(p, pg + (1u << k), k);
+	while (k > order) {		/* split, keep the half with memory */
+		uint32_t hi = pg + (1u << --k);
+
+		if (!any_resident(p, pg, k) && any_resident(p, hi, k)) {
+			list_push(p, pg, k);
+			pg = hi;
+		} else {
+			list_push(p, hi, k);
+		}
 	}
 	p->used += 1u << order;
 	mark_resident(p, pg, order);
@@ -175,15 +207,16 @@ int czfs_pool_create(size_t cap_bytes, unsigned reserved, struct czfs_pool **out
 	if (err)
 		goto fail;
 	for (unsigned k = 0; k <= CZFS_POOL_MAX_ORDER; k++)
-		p->head[k] = NO_LINK;
-	/* Free runs as large as alignment allows, lowest pages first out. */
-	for (uint32_t pg = p->npages; pg > 0;) {
+		p->head[k] = p->tail[k] = NO_LINK;
+	/* Free runs as large as alignment allows, lowest pages first out
+	 * (runs holding no memory join at the tail). */
+	for (uint32_t pg = 0; pg < p->npages;) {
 		unsigned k = CZFS_POOL_MAX_ORDER;
 
-		while ((pg & ((1u << k) - 1)) || (1u << k) > pg)
+		while ((pg & ((1u << k) - 1)) || pg + (1u << k) > p->npages)
 			k--;
-		pg -= 1u << k;
 		list_push(p, pg, k);
+		pg += 1u << k;
 	}
 	/* Set the reserve aside; its pages do not count as used. */
 	for (p->reserve_size = 0; p->reserve_size < reserved; p->reserve_size++) {
@@ -319,15 +352,22 @@ uint32_t czfs_pool_trim(struct czfs_pool *p, uint32_t keep)
 
 	pthread_mutex_lock(&p->lock);
 	keep = MAX(keep, p->used + p->reserve_fill);
-	/* Larger runs first: their pages were free the longest. */
+	/* Larger runs first: their pages were free the longest.  A run
+	 * given back goes to its list's tail, past which nothing resident
+	 * lies: the walk stops there. */
 	for (int k = CZFS_POOL_MAX_ORDER; k >= 0 && p->resident > keep &&
 	     done < TRIM_BATCH; k--) {
-		for (uint32_t pg = p->head[k]; pg != NO_LINK && p->resident > keep &&
-		     done < TRIM_BATCH; pg = p->next[pg]) {
+		uint32_t pg = p->head[k], next;
+
+		for (; pg != NO_LINK && p->resident > keep && done < TRIM_BATCH;
+		     pg = next) {
+			next = p->next[pg];
 			if (!any_resident(p, pg, (unsigned)k))
-				continue;
+				break;
 			punch(p, pg, (unsigned)k);
 			done += mark_holes(p, pg, (unsigned)k);
+			list_del(p, pg, (unsigned)k);
+			list_push(p, pg, (unsigned)k);
 		}
 	}
 	pthread_mutex_unlock(&p->lock);

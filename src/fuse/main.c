@@ -178,8 +178,11 @@ static int daemon_setup(struct czfs_daemon *dm)
 	err = czfs_ccache_set_low(dm->cc, dm->opts.cache_min / CZFS_BLOCK_SIZE);
 	if (err)
 		return err;
+	/* Decoded packs are malloc'd, outside the pool and its trims: a
+	 * quarter of cache_min of them (the files of a pack are read one
+	 * after another, by a walk, and are in the page cache afterwards). */
 	err = czfs_pcache_create((unsigned)MAX(CZFS_PACKS_CACHED_MIN,
-		dm->opts.cache_size / 8 / CZFS_PACK_MAX_ULEN), &dm->pc);
+		dm->opts.cache_min / 4 / CZFS_PACK_MAX_ULEN), &dm->pc);
 	if (err)
 		return err;
 	/* An eighth of the pool for staged requests, half for what FUSE

@@ -155,6 +155,30 @@ START_TEST(trim_gives_back_free_pages_only)
 }
 END_TEST
 
+/* Given a free run holding memory beside one given back, when a run is
+ * allocated, then it is the one holding memory: no page faults in while
+ * resident ones lie free. */
+START_TEST(allocation_prefers_resident_pages)
+{
+	struct czfs_pool_stats st;
+	struct czfs_pool *p;
+	uint32_t a, b, c;
+
+	ck_assert_int_eq(czfs_pool_create(256 * 4096, 0, &p), 0);
+	ck_assert_int_eq(czfs_pool_alloc(p, 4, &a), 0);
+	ck_assert_int_eq(czfs_pool_alloc(p, 4, &b), 0);
+	ck_assert_uint_eq(b, a ^ 16);			/* buddies */
+	czfs_pool_free(p, a, 4);
+	ck_assert_uint_eq(czfs_pool_trim(p, 0), 16);	/* a given back */
+	czfs_pool_free(p, b, 4);			/* merged with a */
+	ck_assert_int_eq(czfs_pool_alloc(p, 4, &c), 0);
+	ck_assert_uint_eq(c, b);
+	czfs_pool_get_stats(p, &st);
+	ck_assert_uint_eq(st.resident, 16);
+	czfs_pool_destroy(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pagepool");
@@ -168,6 +192,7 @@ int main(void)
 	tcase_add_test(tc, reserve_larger_than_half_is_refused);
 	tcase_add_test(tc, copy_helpers_cross_pages_and_zero_fill);
 	tcase_add_test(tc, trim_gives_back_free_pages_only);
+	tcase_add_test(tc, allocation_prefers_resident_pages);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
