@@ -2,6 +2,7 @@
 /* Cluster cache: hash of (ino, idx) → pool run, LRU eviction. */
 #include "config.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -503,13 +504,18 @@ bool czfs_ccache_idle(struct czfs_ccache *cc)
 		return idle;
 	if (idle && cc->shrink)	/* staged reads ahead wait for nobody now */
 		cc->shrink(cc->shrink_arg);
+	/* and what the daemon's threads freed (decoded packs, nodes) lies
+	 * in their malloc arenas: give it back too */
+	if (idle)
+		malloc_trim(0);
 	if (!idle) {
 		/* Busy: free runs the buddy allocator split around (a random
-		 * reader's temporary pages) may be resident; keep low of them */
+		 * reader's temporary pages) may be resident; keep a quarter of
+		 * low of them to allocate from */
 		struct czfs_pool_stats ps;
 
 		czfs_pool_get_stats(cc->pool, &ps);
-		keep += ps.used + ps.reserve_fill;
+		keep = keep / 4 + ps.used + ps.reserve_fill;
 	}
 	while (czfs_pool_trim(cc->pool, (uint32_t)MIN(keep, cc->ceiling)))
 		;

@@ -352,22 +352,22 @@ uint32_t czfs_pool_trim(struct czfs_pool *p, uint32_t keep)
 
 	pthread_mutex_lock(&p->lock);
 	keep = MAX(keep, p->used + p->reserve_fill);
-	/* Larger runs first: their pages were free the longest.  A run
-	 * given back goes to its list's tail, past which nothing resident
-	 * lies: the walk stops there. */
-	for (int k = CZFS_POOL_MAX_ORDER; k >= 0 && p->resident > keep &&
-	     done < TRIM_BATCH; k--) {
+	/* Smaller runs first: fragments, while larger runs serve clusters
+	 * and staged requests.  A run given back goes to its list's tail,
+	 * past which nothing resident lies: the walk stops there. */
+	for (unsigned k = 0; k <= CZFS_POOL_MAX_ORDER && p->resident > keep &&
+	     done < TRIM_BATCH; k++) {
 		uint32_t pg = p->head[k], next;
 
 		for (; pg != NO_LINK && p->resident > keep && done < TRIM_BATCH;
 		     pg = next) {
 			next = p->next[pg];
-			if (!any_resident(p, pg, (unsigned)k))
+			if (!any_resident(p, pg, k))
 				break;
-			punch(p, pg, (unsigned)k);
-			done += mark_holes(p, pg, (unsigned)k);
-			list_del(p, pg, (unsigned)k);
-			list_push(p, pg, (unsigned)k);
+			punch(p, pg, k);
+			done += mark_holes(p, pg, k);
+			list_del(p, pg, k);
+			list_push(p, pg, k);
 		}
 	}
 	pthread_mutex_unlock(&p->lock);
