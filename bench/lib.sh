@@ -105,6 +105,13 @@ proc_cpu() {
 	awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"
 }
 
+# proc_mem PID: "VmRSS VmHWM" of a process now, in MiB (0 0 if gone).
+proc_mem() {
+	awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 }
+		END { printf "%.0f %.0f\n", r / 1024, h / 1024 }' "/proc/$1/status" 2>/dev/null ||
+		echo "0 0"
+}
+
 # dd_cold FILE PID: drop caches, dd it with bs=512k; prints
 # "MB/s cpu_s_per_GB" (CPU of dd plus the daemon PID, if any).
 dd_cold() {
