@@ -32,6 +32,8 @@ struct czfs_ccache {
 	bool punch;
 	unsigned (*shrink)(void *arg);	/* czfs_ccache_set_shrinker */
 	void *shrink_arg;
+	void (*on_idle)(void *arg);	/* czfs_ccache_start_trimmer */
+	void *on_idle_arg;
 	struct czfs_ccache_stats st;
 	/* What the LRU list may hold, between low and the pool (set_low) */
 	uint64_t lru_pages, target, low, ceiling;
@@ -502,10 +504,10 @@ bool czfs_ccache_idle(struct czfs_ccache *cc)
 	pthread_mutex_unlock(&cc->lock);
 	if (keep >= cc->ceiling)
 		return idle;
-	if (idle && cc->shrink)	/* staged reads ahead wait for nobody now */
-		cc->shrink(cc->shrink_arg);
-	/* and what the daemon's threads freed (decoded packs, nodes) lies
-	 * in their malloc arenas: give it back too */
+	if (idle && cc->on_idle)	/* the owner's other caches */
+		cc->on_idle(cc->on_idle_arg);
+	/* what the daemon's threads freed (decoded packs, nodes) lies in
+	 * their malloc arenas: give it back too */
 	if (idle)
 		malloc_trim(0);
 	if (!idle) {
@@ -542,9 +544,14 @@ static void *trimmer(void *arg)
 	return NULL;
 }
 
-int czfs_ccache_start_trimmer(struct czfs_ccache *cc)
+int czfs_ccache_start_trimmer(struct czfs_ccache *cc,
+			      void (*on_idle)(void *arg), void *arg)
 {
-	int err = -pthread_create(&cc->trimmer, NULL, trimmer, cc);
+	int err;
+
+	cc->on_idle = on_idle;
+	cc->on_idle_arg = arg;
+	err = -pthread_create(&cc->trimmer, NULL, trimmer, cc);
 
 	cc->trimming = !err;
 	return err;

@@ -132,8 +132,8 @@ void czfs_ccache_set_wait(struct czfs_ccache *cc, unsigned ms);
 /*
  * The pool's other holder of pages that can be dropped (the daemon's staged
  * requests): called, without the cache's lock, when an allocation found the
- * pool empty and nothing left to evict, before anyone waits, and by an idle
- * tick (czfs_ccache_idle).  It returns the pages it gave back.
+ * pool empty and nothing left to evict, before anyone waits.  It returns
+ * the pages it gave back.
  */
 void czfs_ccache_set_shrinker(struct czfs_ccache *cc,
 			      unsigned (*shrink)(void *arg), void *arg);
@@ -171,7 +171,7 @@ int czfs_ccache_set_low(struct czfs_ccache *cc, uint64_t low_pages);
 /*
  * One tick of the trimmer: when no entry was looked up since the last tick,
  * the target halves (not below low), the LRU list is cut to it, the
- * shrinker drops what it holds, free pool pages beyond low and the free
+ * trimmer's on_idle is called, free pool pages beyond low and the free
  * memory of malloc's arenas (malloc_trim) are given back to the kernel;
  * when busy, the free pages beyond low that are still
  * resident are.  Returns whether it was idle.
@@ -179,8 +179,11 @@ int czfs_ccache_set_low(struct czfs_ccache *cc, uint64_t low_pages);
 bool czfs_ccache_idle(struct czfs_ccache *cc);
 
 /* A thread calling czfs_ccache_idle every CZFS_CCACHE_TICK_S seconds,
- * until stopped (czfs_ccache_destroy stops it too).  0 or -errno. */
-int czfs_ccache_start_trimmer(struct czfs_ccache *cc);
+ * until stopped (czfs_ccache_destroy stops it too); on an idle tick it
+ * calls on_idle(arg) (may be NULL), for the owner's other caches.  0 or
+ * -errno. */
+int czfs_ccache_start_trimmer(struct czfs_ccache *cc,
+			      void (*on_idle)(void *arg), void *arg);
 void czfs_ccache_stop_trimmer(struct czfs_ccache *cc);
 
 /* True if (ino, idx) is cached or being loaded. */

@@ -178,11 +178,10 @@ static int daemon_setup(struct czfs_daemon *dm)
 	err = czfs_ccache_set_low(dm->cc, dm->opts.cache_min / CZFS_BLOCK_SIZE);
 	if (err)
 		return err;
-	/* Decoded packs are malloc'd, outside the pool and its trims: a
-	 * quarter of cache_min of them (the files of a pack are read one
-	 * after another, by a walk, and are in the page cache afterwards). */
+	/* Decoded packs are malloc'd, outside the pool: an idle tick frees
+	 * them (daemon_idle). */
 	err = czfs_pcache_create((unsigned)MAX(CZFS_PACKS_CACHED_MIN,
-		dm->opts.cache_min / 4 / CZFS_PACK_MAX_ULEN), &dm->pc);
+		dm->opts.cache_size / 8 / CZFS_PACK_MAX_ULEN), &dm->pc);
 	if (err)
 		return err;
 	/* An eighth of the pool for staged requests, half for what FUSE
@@ -209,6 +208,16 @@ static int daemon_setup(struct czfs_daemon *dm)
 		.mode = dm->opts.map, .bounce = !dm->opts.map_slots }, &dm->wc);
 }
 
+/* Nothing read for a tick: staged reads ahead and decoded packs wait
+ * for nobody now, their memory goes back (the pool's trimmer). */
+static void daemon_idle(void *arg)
+{
+	struct czfs_daemon *dm = arg;
+
+	czfs_staging_reclaim(dm);
+	czfs_pcache_drop(dm->pc);
+}
+
 /* Threads start after fuse_daemonize(): a fork keeps only its caller. */
 static int daemon_start_threads(struct czfs_daemon *dm)
 {
@@ -223,7 +232,7 @@ static int daemon_start_threads(struct czfs_daemon *dm)
 	if (!err)
 		err = czfs_recomp_start(dm);
 	if (!err)
-		err = czfs_ccache_start_trimmer(dm->cc);
+		err = czfs_ccache_start_trimmer(dm->cc, daemon_idle, dm);
 	if (err)
 		czfs_err("cannot start threads: %s", strerror(-err));
 	return err;

@@ -56,9 +56,9 @@ static const char usage_text[] =
 "    -o cache_size=SIZE     page pool for decompressed clusters (default 256M,\n"
 "                           at least 4M): a ceiling\n"
 "    -o cache_min=SIZE      what the pool keeps of clusters nobody reads\n"
-"                           again (default 16M); it grows while clusters are\n"
-"                           read again soon after they left, up to cache_size,\n"
-"                           and falls back when idle\n"
+"                           again (default 16M, at least 4M); it grows while\n"
+"                           clusters are read again soon after they left, up\n"
+"                           to cache_size, and falls back when idle\n"
 "    -o reserved_pages=N    pages reserved for decompression (default 0;\n"
 "                           64 covers most bursts)\n"
 "    -o reclaim=keep|punch  evicted clusters keep their memory in the pool\n"
@@ -274,7 +274,11 @@ static int opt_cache(struct czfs_mount_opts *o, const char *arg, int key)
 
 static int opt_cache_min(struct czfs_mount_opts *o, const char *arg, int key)
 {
-	return parse_size_or_off(arg, &o->cache_min);
+	if (parse_size_opt(arg, &o->cache_min))
+		return -1;
+	/* below a prefetch window, prefetched clusters would be dropped
+	 * before their reader came */
+	return o->cache_min >= MIN_CACHE_SIZE ? 0 : bad_value(arg, "at least 4M");
 }
 
 static int opt_readahead(struct czfs_mount_opts *o, const char *arg, int key)
