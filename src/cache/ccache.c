@@ -170,6 +170,13 @@ static unsigned evict_one(struct czfs_ccache *cc)
 	return pages;
 }
 
+/* Cut the LRU list to the target. */
+static void evict_to_target(struct czfs_ccache *cc)
+{
+	while (cc->lru_pages > cc->target && evict_one(cc))
+		;
+}
+
 int czfs_ccache_create(struct czfs_pool *pool, unsigned max_entries,
 		       struct czfs_ccache **out)
 {
@@ -349,8 +356,7 @@ static void put_locked(struct czfs_ccache *cc, struct czfs_centry *e, bool used)
 		return;
 	}
 	lru_add_tail(cc, e);
-	while (cc->lru_pages > cc->target && evict_one(cc))
-		;
+	evict_to_target(cc);
 }
 
 void czfs_ccache_loaded(struct czfs_ccache *cc, struct czfs_centry *e, int err)
@@ -480,8 +486,7 @@ int czfs_ccache_set_low(struct czfs_ccache *cc, uint64_t low_pages)
 	free(cc->shadows);
 	cc->shadows = sh;
 	cc->low = cc->target = MIN(low_pages, cc->ceiling);
-	while (cc->lru_pages > cc->target && evict_one(cc))
-		;
+	evict_to_target(cc);
 	pthread_mutex_unlock(&cc->lock);
 	return 0;
 }
@@ -498,8 +503,7 @@ bool czfs_ccache_idle(struct czfs_ccache *cc)
 	keep = cc->low;
 	if (idle && cc->shadows) {
 		cc->target = MAX(cc->low, cc->target / 2);
-		while (cc->lru_pages > cc->target && evict_one(cc))
-			;
+		evict_to_target(cc);
 	}
 	pthread_mutex_unlock(&cc->lock);
 	if (keep >= cc->ceiling)
