@@ -2,12 +2,23 @@
 /* Cluster cache: hash of (ino, idx) → pool run, LRU eviction. */
 #include "config.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "ccache.h"
 #include "pagepool.h"
 #include "util.h"
+
+/* An evicted cluster, remembered to tell a refault (see czfs_ccache_set_low). */
+struct shadow {
+	uint64_t ino, idx;
+	uint64_t seq;			/* cc->evicted after it left; 0: empty */
+	uint32_t pages;
+};
+
+#define SHADOWS		4096	/* power of 2 */
 
 struct czfs_ccache {
 	pthread_mutex_t lock;
@@ -21,20 +32,42 @@ struct czfs_ccache {
 	bool punch;
 	unsigned (*shrink)(void *arg);	/* czfs_ccache_set_shrinker */
 	void *shrink_arg;
+	void (*on_idle)(void *arg);	/* czfs_ccache_start_trimmer */
+	void *on_idle_arg;
 	struct czfs_ccache_stats st;
+	/* What the LRU list may hold, between low and the pool (set_low) */
+	uint64_t lru_pages, target, low, ceiling;
+	uint64_t evicted, decay;	/* pages evicted; decay's remainder */
+	uint64_t tick_uses;		/* hits + misses at the last idle tick */
+	struct shadow *shadows;
+	/* the idle trimmer thread (czfs_ccache_start_trimmer) */
+	pthread_t trimmer;
+	pthread_cond_t wake;
+	bool trimming, stop;
 };
 
-static uint64_t ce_hash(const struct czfs_ccache *cc, uint64_t ino, uint64_t idx)
+static unsigned entry_pages(const struct czfs_centry *e)
+{
+	return e->page == CZFS_NO_PAGE ? 0 : 1u << e->order;
+}
+
+static uint64_t mix(uint64_t ino, uint64_t idx)
 {
 	uint64_t h = ino * 0x9e3779b97f4a7c15ull ^ (idx + 0x632be59bd9b4e019ull);
 
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
-	return (h ^ (h >> 32)) & cc->hmask;
+	return h ^ (h >> 32);
 }
 
-static void lru_del(struct czfs_centry *e)
+static uint64_t ce_hash(const struct czfs_ccache *cc, uint64_t ino, uint64_t idx)
 {
+	return mix(ino, idx) & cc->hmask;
+}
+
+static void lru_del(struct czfs_ccache *cc, struct czfs_centry *e)
+{
+	cc->lru_pages -= entry_pages(e);
 	e->lru_prev->lru_next = e->lru_next;
 	e->lru_next->lru_prev = e->lru_prev;
 	e->lru_prev = e->lru_next = NULL;
@@ -42,6 +75,7 @@ static void lru_del(struct czfs_centry *e)
 
 static void lru_add_tail(struct czfs_ccache *cc, struct czfs_centry *e)
 {
+	cc->lru_pages += entry_pages(e);
 	e->lru_prev = cc->lru.lru_prev;
 	e->lru_next = &cc->lru;
 	cc->lru.lru_prev->lru_next = e;
@@ -76,6 +110,46 @@ static void entry_free(struct czfs_ccache *cc, struct czfs_centry *e)
 	free(e);
 }
 
+static struct shadow *shadow_of(struct czfs_ccache *cc, uint64_t ino,
+				uint64_t idx)
+{
+	return &cc->shadows[mix(ino, idx) & (SHADOWS - 1)];
+}
+
+/*
+ * e leaves: remember it, and let the target decay by target/ceiling of
+ * each page evicted.  A refault within target pages grows it by the
+ * cluster (note_refault): so the target grows only when the clusters read
+ * again fit in the ceiling (a random read over a file larger than the
+ * ceiling would gain a fraction of its reads for the memory), and falls
+ * back to low otherwise.
+ */
+static void note_eviction(struct czfs_ccache *cc, const struct czfs_centry *e)
+{
+	struct shadow *sh = shadow_of(cc, e->ino, e->idx);
+	unsigned pages = entry_pages(e);
+
+	cc->evicted += pages;
+	*sh = (struct shadow){ e->ino, e->idx, cc->evicted, pages };
+	cc->decay += pages * cc->target;
+	cc->target -= MIN(cc->target - cc->low, cc->decay / cc->ceiling);
+	cc->decay %= cc->ceiling;
+}
+
+/* A miss: a cluster evicted within target pages grows the target. */
+static void note_refault(struct czfs_ccache *cc, uint64_t ino, uint64_t idx)
+{
+	struct shadow *sh = shadow_of(cc, ino, idx);
+
+	if (!sh->seq || sh->ino != ino || sh->idx != idx)
+		return;
+	if (cc->evicted - sh->seq <= cc->target) {
+		cc->target = MIN(cc->target + sh->pages, cc->ceiling);
+		cc->st.refaults++;
+	}
+	sh->seq = 0;
+}
+
 /* Evict the oldest unreferenced entry; returns pages freed, 0 if none. */
 static unsigned evict_one(struct czfs_ccache *cc)
 {
@@ -84,14 +158,23 @@ static unsigned evict_one(struct czfs_ccache *cc)
 
 	if (e == &cc->lru)
 		return 0;
-	lru_del(e);
+	lru_del(cc, e);
 	hash_del(cc, e);
+	if (cc->shadows)
+		note_eviction(cc, e);
 	pages = e->page == CZFS_NO_PAGE ? 1 : 1u << e->order;
 	if (cc->punch && e->page != CZFS_NO_PAGE)
 		czfs_pool_punch(cc->pool, e->page, e->order);
 	entry_free(cc, e);
 	cc->st.evictions++;
 	return pages;
+}
+
+/* Cut the LRU list to the target. */
+static void evict_to_target(struct czfs_ccache *cc)
+{
+	while (cc->lru_pages > cc->target && evict_one(cc))
+		;
 }
 
 int czfs_ccache_create(struct czfs_pool *pool, unsigned max_entries,
@@ -115,10 +198,12 @@ int czfs_ccache_create(struct czfs_pool *pool, unsigned max_entries,
 	}
 	cc->hmask = buckets - 1;
 	cc->pool = pool;
+	cc->target = cc->low = cc->ceiling = ps.pages;
 	cc->wait_ms = CZFS_CCACHE_WAIT_MS;
 	cc->lru.lru_next = cc->lru.lru_prev = &cc->lru;
 	pthread_mutex_init(&cc->lock, NULL);
 	pthread_cond_init(&cc->loaded, NULL);
+	pthread_cond_init(&cc->wake, NULL);
 	*out = cc;
 	return 0;
 }
@@ -127,6 +212,7 @@ void czfs_ccache_destroy(struct czfs_ccache *cc)
 {
 	if (!cc)
 		return;
+	czfs_ccache_stop_trimmer(cc);
 	for (uint64_t b = 0; b <= cc->hmask; b++) {
 		while (cc->hash[b]) {
 			struct czfs_centry *e = cc->hash[b];
@@ -136,7 +222,9 @@ void czfs_ccache_destroy(struct czfs_ccache *cc)
 		}
 	}
 	pthread_cond_destroy(&cc->loaded);
+	pthread_cond_destroy(&cc->wake);
 	pthread_mutex_destroy(&cc->lock);
+	free(cc->shadows);
 	free(cc->hash);
 	free(cc);
 }
@@ -183,11 +271,13 @@ int czfs_ccache_get(struct czfs_ccache *cc, uint64_t ino, uint64_t idx,
 	}
 	if (e) {
 		if (!e->refs++)
-			lru_del(e);
+			lru_del(cc, e);
 		cc->st.hits++;
 	} else if (!(flags & CZFS_CC_CREATE)) {
 		ret = -ENOENT;
 	} else {
+		if (cc->shadows)
+			note_refault(cc, ino, idx);
 		e = insert_loading(cc, ino, idx);
 		ret = e ? 1 : -ENOMEM;
 		cc->st.misses += !!e;
@@ -261,10 +351,12 @@ static void put_locked(struct czfs_ccache *cc, struct czfs_centry *e, bool used)
 		hash_del(cc, e);
 		cc->st.recycled++;
 	}
-	if (e->dead)
+	if (e->dead) {
 		entry_free(cc, e);
-	else
-		lru_add_tail(cc, e);
+		return;
+	}
+	lru_add_tail(cc, e);
+	evict_to_target(cc);
 }
 
 void czfs_ccache_loaded(struct czfs_ccache *cc, struct czfs_centry *e, int err)
@@ -333,7 +425,7 @@ static void invalidate(struct czfs_ccache *cc, struct czfs_centry *e)
 {
 	hash_del(cc, e);
 	if (!e->refs) {
-		lru_del(e);
+		lru_del(cc, e);
 		entry_free(cc, e);
 	}
 }
@@ -384,10 +476,109 @@ void czfs_ccache_set_shrinker(struct czfs_ccache *cc,
 	cc->shrink_arg = arg;
 }
 
+int czfs_ccache_set_low(struct czfs_ccache *cc, uint64_t low_pages)
+{
+	struct shadow *sh = calloc(SHADOWS, sizeof(*sh));
+
+	if (!sh)
+		return -ENOMEM;
+	pthread_mutex_lock(&cc->lock);
+	free(cc->shadows);
+	cc->shadows = sh;
+	cc->low = cc->target = MIN(low_pages, cc->ceiling);
+	evict_to_target(cc);
+	pthread_mutex_unlock(&cc->lock);
+	return 0;
+}
+
+bool czfs_ccache_idle(struct czfs_ccache *cc)
+{
+	uint64_t uses, keep;
+	bool idle;
+
+	pthread_mutex_lock(&cc->lock);
+	uses = cc->st.hits + cc->st.misses;
+	idle = uses == cc->tick_uses;
+	cc->tick_uses = uses;
+	keep = cc->low;
+	if (idle && cc->shadows) {
+		cc->target = MAX(cc->low, cc->target / 2);
+		evict_to_target(cc);
+	}
+	pthread_mutex_unlock(&cc->lock);
+	if (keep >= cc->ceiling)
+		return idle;
+	if (idle && cc->on_idle)	/* the owner's other caches */
+		cc->on_idle(cc->on_idle_arg);
+	/* what the daemon's threads freed (decoded packs, nodes) lies in
+	 * their malloc arenas: give it back too */
+	if (idle)
+		malloc_trim(0);
+	if (!idle) {
+		/* Busy: free runs the buddy allocator split around (a random
+		 * reader's temporary pages) may be resident; keep a quarter of
+		 * low of them to allocate from */
+		struct czfs_pool_stats ps;
+
+		czfs_pool_get_stats(cc->pool, &ps);
+		keep = keep / 4 + ps.used + ps.reserve_fill;
+	}
+	while (czfs_pool_trim(cc->pool, (uint32_t)MIN(keep, cc->ceiling)))
+		;
+	return idle;
+}
+
+static void *trimmer(void *arg)
+{
+	struct czfs_ccache *cc = arg;
+	struct timespec until;
+
+	pthread_mutex_lock(&cc->lock);
+	while (!cc->stop) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += CZFS_CCACHE_TICK_S;
+		pthread_cond_timedwait(&cc->wake, &cc->lock, &until);
+		if (cc->stop)
+			break;
+		pthread_mutex_unlock(&cc->lock);
+		czfs_ccache_idle(cc);
+		pthread_mutex_lock(&cc->lock);
+	}
+	pthread_mutex_unlock(&cc->lock);
+	return NULL;
+}
+
+int czfs_ccache_start_trimmer(struct czfs_ccache *cc,
+			      void (*on_idle)(void *arg), void *arg)
+{
+	int err;
+
+	cc->on_idle = on_idle;
+	cc->on_idle_arg = arg;
+	err = -pthread_create(&cc->trimmer, NULL, trimmer, cc);
+
+	cc->trimming = !err;
+	return err;
+}
+
+void czfs_ccache_stop_trimmer(struct czfs_ccache *cc)
+{
+	if (!cc->trimming)
+		return;
+	pthread_mutex_lock(&cc->lock);
+	cc->stop = true;
+	pthread_cond_broadcast(&cc->wake);
+	pthread_mutex_unlock(&cc->lock);
+	pthread_join(cc->trimmer, NULL);
+	cc->trimming = false;
+}
+
 void czfs_ccache_get_stats(struct czfs_ccache *cc, struct czfs_ccache_stats *st)
 {
 	pthread_mutex_lock(&cc->lock);
 	*st = cc->st;
 	st->entries = cc->nr;
+	st->lru_pages = cc->lru_pages;
+	st->target = cc->target;
 	pthread_mutex_unlock(&cc->lock);
 }

@@ -70,6 +70,8 @@ struct czfs_ccache;
 
 struct czfs_ccache_stats {
 	uint64_t hits, misses, waits, evictions, recycled, entries;
+	uint64_t refaults;		/* misses that grew the target */
+	uint64_t lru_pages, target;	/* unreferenced entries' pages; their cap */
 };
 
 /* A cache over pool holding at most max_entries entries (0 = pool pages). */
@@ -151,6 +153,38 @@ void czfs_ccache_set_punch(struct czfs_ccache *cc, bool punch);
  * pool.
  */
 void czfs_ccache_put_used(struct czfs_ccache *cc, struct czfs_centry *e);
+
+/*
+ * Memory that follows use.  Unreferenced entries (the LRU list: clean, as
+ * the dirty list holds a reference) keep at most a target of pages, which
+ * starts at low_pages.  An entry read again soon after it was evicted
+ * (within target pages of evictions: a cache twice as large would have
+ * kept it) grows the target by its pages, up to the whole pool; every
+ * eviction shrinks it by target/pool of the pages evicted, so it grows
+ * only while what is read again fits in the pool.  Without this call the
+ * target is the whole pool.  Returns 0 or -ENOMEM.
+ */
+int czfs_ccache_set_low(struct czfs_ccache *cc, uint64_t low_pages);
+
+#define CZFS_CCACHE_TICK_S	1	/* the trimmer's period */
+
+/*
+ * One tick of the trimmer: when no entry was looked up since the last tick,
+ * the target halves (not below low), the LRU list is cut to it, the
+ * trimmer's on_idle is called, free pool pages beyond low and the free
+ * memory of malloc's arenas (malloc_trim) are given back to the kernel;
+ * when busy, the free pages beyond low that are still
+ * resident are.  Returns whether it was idle.
+ */
+bool czfs_ccache_idle(struct czfs_ccache *cc);
+
+/* A thread calling czfs_ccache_idle every CZFS_CCACHE_TICK_S seconds,
+ * until stopped (czfs_ccache_destroy stops it too); on an idle tick it
+ * calls on_idle(arg) (may be NULL), for the owner's other caches.  0 or
+ * -errno. */
+int czfs_ccache_start_trimmer(struct czfs_ccache *cc,
+			      void (*on_idle)(void *arg), void *arg);
+void czfs_ccache_stop_trimmer(struct czfs_ccache *cc);
 
 /* True if (ino, idx) is cached or being loaded. */
 bool czfs_ccache_contains(struct czfs_ccache *cc, uint64_t ino, uint64_t idx);

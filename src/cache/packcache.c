@@ -147,3 +147,17 @@ void czfs_pcache_get_stats(struct czfs_pcache *pc, struct czfs_pcache_stats *st)
 	*st = pc->st;
 	pthread_mutex_unlock(&pc->lock);
 }
+
+void czfs_pcache_drop(struct czfs_pcache *pc)
+{
+	pthread_mutex_lock(&pc->lock);
+	for (unsigned i = 0; i < pc->n; i++) {
+		struct czfs_pentry *e = &pc->ents[i];
+
+		if (e->data && !e->refs && !e->loading) {
+			free(e->data);
+			e->data = NULL;
+		}
+	}
+	pthread_mutex_unlock(&pc->lock);
+}

@@ -77,4 +77,7 @@ struct czfs_pcache_stats {
 /* The counts since creation. */
 void czfs_pcache_get_stats(struct czfs_pcache *pc, struct czfs_pcache_stats *st);
 
+/* Free the decoded packs nobody holds (an idle daemon's memory back). */
+void czfs_pcache_drop(struct czfs_pcache *pc);
+
 #endif /* CZFS_PACKCACHE_H */

@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -26,20 +27,48 @@ struct czfs_pool {
 	/* free_order[p] = order + 1 when p heads a free run, else 0 */
 	uint8_t *free_order;
 	uint32_t *next, *prev;		/* free-list links, by page */
-	uint32_t head[CZFS_POOL_MAX_ORDER + 1];
+	/* hole[p]: p's memory was given back (or never touched): a page is
+	 * resident from its allocation until it is punched */
+	uint8_t *hole;
+	uint32_t resident;
+	uint32_t head[CZFS_POOL_MAX_ORDER + 1], tail[CZFS_POOL_MAX_ORDER + 1];
 	/* reserve: a stack of single pages */
 	uint32_t *reserve;
 	uint32_t reserve_size, reserve_fill;
 	uint64_t reserve_hits, alloc_fail, waits;
 };
 
+static bool any_resident(const struct czfs_pool *p, uint32_t page, unsigned order)
+{
+	for (uint32_t i = page; i < page + (1u << order); i++)
+		if (!p->hole[i])
+			return true;
+	return false;
+}
+
+/*
+ * A free run joins its list: at the head when it holds memory, at the
+ * tail when it was given back, so that allocations reuse resident pages
+ * and do not fault in fresh ones while resident ones lie free.
+ */
 static void list_push(struct czfs_pool *p, uint32_t page, unsigned order)
 {
+	bool tail = p->head[order] != NO_LINK && !any_resident(p, page, order);
+
 	p->free_order[page] = (uint8_t)(order + 1);
+	if (tail) {
+		p->next[page] = NO_LINK;
+		p->prev[page] = p->tail[order];
+		p->next[p->tail[order]] = page;
+		p->tail[order] = page;
+		return;
+	}
 	p->prev[page] = NO_LINK;
 	p->next[page] = p->head[order];
 	if (p->head[order] != NO_LINK)
 		p->prev[p->head[order]] = page;
+	else
+		p->tail[order] = page;
 	p->head[order] = page;
 }
 
@@ -52,24 +81,64 @@ static void list_del(struct czfs_pool *p, uint32_t page, unsigned order)
 		p->head[order] = p->next[page];
 	if (p->next[page] != NO_LINK)
 		p->prev[p->next[page]] = p->prev[page];
+	else
+		p->tail[order] = p->prev[page];
+}
+
+/* Pages of a run about to be used count as resident from now on. */
+static void mark_resident(struct czfs_pool *p, uint32_t page, unsigned order)
+{
+	for (uint32_t i = page; i < page + (1u << order); i++) {
+		p->resident += p->hole[i];
+		p->hole[i] = 0;
+	}
+}
+
+/* The run's memory is going back: its pages become holes.  Returns how
+ * many were resident. */
+static uint32_t mark_holes(struct czfs_pool *p, uint32_t page, unsigned order)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = page; i < page + (1u << order); i++) {
+		n += !p->hole[i];
+		p->hole[i] = 1;
+	}
+	p->resident -= n;
+	return n;
 }
 
 static int buddy_alloc(struct czfs_pool *p, unsigned order, uint32_t *page)
 {
-	unsigned k = order;
+	unsigned k, first = CZFS_POOL_MAX_ORDER + 1;
 	uint32_t pg;
 
-	while (k <= CZFS_POOL_MAX_ORDER && p->head[k] == NO_LINK)
-		k++;
+	/* The smallest run that holds memory, else the smallest run. */
+	for (k = order; k <= CZFS_POOL_MAX_ORDER; k++) {
+		if (p->head[k] == NO_LINK)
+			continue;
+		first = MIN(first, k);
+		if (!p->hole[p->head[k]])
+			break;
+	}
+	if (k > CZFS_POOL_MAX_ORDER)
+		k = first;
 	if (k > CZFS_POOL_MAX_ORDER)
 		return -ENOMEM;
 	pg = p->head[k];
 	list_del(p, pg, k);
-	while (k > order) {		/* split, keep the lower half */
-		k--;
-		list_push(p, pg + (1u << k), k);
+	while (k > order) {		/* split, keep the half with memory */
+		uint32_t hi = pg + (1u << --k);
+
+		if (!any_resident(p, pg, k) && any_resident(p, hi, k)) {
+			list_push(p, pg, k);
+			pg = hi;
+		} else {
+			list_push(p, hi, k);
+		}
 	}
 	p->used += 1u << order;
+	mark_resident(p, pg, order);
 	*page = pg;
 	return 0;
 }
@@ -127,24 +196,27 @@ int czfs_pool_create(size_t cap_bytes, unsigned reserved, struct czfs_pool **out
 		goto fail;
 	}
 	p->free_order = calloc(p->npages, 1);
+	p->hole = malloc(p->npages);
 	p->next = malloc(p->npages * sizeof(uint32_t));
 	p->prev = malloc(p->npages * sizeof(uint32_t));
 	p->reserve = malloc((reserved + 1) * sizeof(uint32_t));
-	if (!p->free_order || !p->next || !p->prev || !p->reserve)
+	if (!p->free_order || !p->hole || !p->next || !p->prev || !p->reserve)
 		goto fail;
+	memset(p->hole, 1, p->npages);	/* a fresh memfd holds no memory */
 	err = pool_init_memory(p);
 	if (err)
 		goto fail;
 	for (unsigned k = 0; k <= CZFS_POOL_MAX_ORDER; k++)
-		p->head[k] = NO_LINK;
-	/* Free runs as large as alignment allows, lowest pages first out. */
-	for (uint32_t pg = p->npages; pg > 0;) {
+		p->head[k] = p->tail[k] = NO_LINK;
+	/* Free runs as large as alignment allows, lowest pages first out
+	 * (runs holding no memory join at the tail). */
+	for (uint32_t pg = 0; pg < p->npages;) {
 		unsigned k = CZFS_POOL_MAX_ORDER;
 
-		while ((pg & ((1u << k) - 1)) || (1u << k) > pg)
+		while ((pg & ((1u << k) - 1)) || pg + (1u << k) > p->npages)
 			k--;
-		pg -= 1u << k;
 		list_push(p, pg, k);
+		pg += 1u << k;
 	}
 	/* Set the reserve aside; its pages do not count as used. */
 	for (p->reserve_size = 0; p->reserve_size < reserved; p->reserve_size++) {
@@ -170,6 +242,7 @@ void czfs_pool_destroy(struct czfs_pool *p)
 	if (p->fd >= 0)
 		close(p->fd);
 	free(p->free_order);
+	free(p->hole);
 	free(p->next);
 	free(p->prev);
 	free(p->reserve);
@@ -264,21 +337,49 @@ int czfs_pool_fd(const struct czfs_pool *p)
 	return p->fd;
 }
 
-void czfs_pool_trim(struct czfs_pool *p)
+static void punch(struct czfs_pool *p, uint32_t page, unsigned order)
 {
+	fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		  (off_t)page * CZFS_PAGE_SIZE, (off_t)CZFS_PAGE_SIZE << order);
+}
+
+/* Release at most this much per call: the lock is held while punching. */
+#define TRIM_BATCH	1024u
+
+uint32_t czfs_pool_trim(struct czfs_pool *p, uint32_t keep)
+{
+	uint32_t done = 0;
+
 	pthread_mutex_lock(&p->lock);
-	for (unsigned k = 0; k <= CZFS_POOL_MAX_ORDER; k++)
-		for (uint32_t pg = p->head[k]; pg != NO_LINK; pg = p->next[pg])
-			fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				  (off_t)pg * CZFS_PAGE_SIZE,
-				  (off_t)CZFS_PAGE_SIZE << k);
+	keep = MAX(keep, p->used + p->reserve_fill);
+	/* Smaller runs first: fragments, while larger runs serve clusters
+	 * and staged requests.  A run given back goes to its list's tail,
+	 * past which nothing resident lies: the walk stops there. */
+	for (unsigned k = 0; k <= CZFS_POOL_MAX_ORDER && p->resident > keep &&
+	     done < TRIM_BATCH; k++) {
+		uint32_t pg = p->head[k], next;
+
+		for (; pg != NO_LINK && p->resident > keep && done < TRIM_BATCH;
+		     pg = next) {
+			next = p->next[pg];
+			if (!any_resident(p, pg, k))
+				break;
+			punch(p, pg, k);
+			done += mark_holes(p, pg, k);
+			list_del(p, pg, k);
+			list_push(p, pg, k);
+		}
+	}
 	pthread_mutex_unlock(&p->lock);
+	return done;
 }
 
 void czfs_pool_punch(struct czfs_pool *p, uint32_t page, unsigned order)
 {
-	fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		  (off_t)page * CZFS_PAGE_SIZE, (off_t)CZFS_PAGE_SIZE << order);
+	pthread_mutex_lock(&p->lock);
+	mark_holes(p, page, order);
+	pthread_mutex_unlock(&p->lock);
+	punch(p, page, order);
 }
 
 void czfs_pool_get_stats(struct czfs_pool *p, struct czfs_pool_stats *st)
@@ -286,6 +387,7 @@ void czfs_pool_get_stats(struct czfs_pool *p, struct czfs_pool_stats *st)
 	pthread_mutex_lock(&p->lock);
 	st->pages = p->npages;
 	st->used = p->used;
+	st->resident = p->resident;
 	st->reserve_size = p->reserve_size;
 	st->reserve_fill = p->reserve_fill;
 	st->reserve_hits = p->reserve_hits;

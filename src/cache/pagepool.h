@@ -36,6 +36,8 @@ struct czfs_pool;
 struct czfs_pool_stats {
 	uint64_t pages;			/* capacity */
 	uint64_t used;			/* allocated, reserve excluded */
+	uint64_t resident;		/* holding memory: allocated since
+					 * created or last punched */
 	uint64_t reserve_size, reserve_fill;
 	uint64_t reserve_hits;		/* temp pages served by the reserve */
 	uint64_t alloc_fail;		/* allocations that found no page */
@@ -75,8 +77,13 @@ void *czfs_pool_addr(const struct czfs_pool *pool, uint32_t page);
 /* The memfd (for splice) and the mapping base. */
 int czfs_pool_fd(const struct czfs_pool *pool);
 
-/* Give the memory of free pages back to the kernel (punch the memfd). */
-void czfs_pool_trim(struct czfs_pool *pool);
+/*
+ * Give the memory of free pages back to the kernel (punch the memfd) until
+ * at most keep pages are resident, or all that are free were given back;
+ * at most a batch of pages a call, the lock held meanwhile.  Returns the
+ * pages given back: call again while it gives some and more should go.
+ */
+uint32_t czfs_pool_trim(struct czfs_pool *pool, uint32_t keep);
 
 /*
  * Give the memory of 2^order pages at page back to the kernel; their next

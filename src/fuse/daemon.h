@@ -55,6 +55,8 @@ struct czfs_mount_opts {
 	char *image_shown;		/* the same for logs and the mount table */
 	struct czfs_remote_opts remote;	/* a URL's: -o remote_*, cafile, s3_* */
 	uint64_t cache_size;		/* page pool cap, bytes */
+	uint64_t cache_min;		/* what it keeps of clean clusters
+					 * not read again (ccache_set_low) */
 	unsigned reserved_pages;	/* erofs-style reserve */
 	unsigned workers;		/* prefetch threads, 0 = online CPUs */
 	unsigned write_threads;		/* writeback's encoders, 0 = online CPUs */

@@ -176,14 +176,24 @@ static int daemon_setup(struct czfs_daemon *dm)
 	if (err)
 		return err;
 	czfs_ccache_set_punch(dm->cc, dm->opts.reclaim_punch);
+	err = czfs_ccache_set_low(dm->cc, dm->opts.cache_min / CZFS_BLOCK_SIZE);
+	if (err)
+		return err;
+	/* Decoded packs are malloc'd, outside the pool: an idle tick frees
+	 * them (daemon_idle). */
 	err = czfs_pcache_create((unsigned)MAX(CZFS_PACKS_CACHED_MIN,
 		dm->opts.cache_size / 8 / CZFS_PACK_MAX_ULEN), &dm->pc);
 	if (err)
 		return err;
 	/* An eighth of the pool for staged requests, half for what FUSE
 	 * reads hold (their clusters and compressed input); the rest stays
-	 * free to load into, so every load can make progress. */
-	dm->stage_budget = dm->opts.cache_size / CZFS_BLOCK_SIZE / 8;
+	 * free to load into, so every load can make progress.  Staged
+	 * requests are memory in use, beyond the trims: no more than
+	 * cache_min of them (a walk's streams each keep a staged tail), or
+	 * eight requests. */
+	dm->stage_budget = MIN(dm->opts.cache_size / 8,
+			       MAX(dm->opts.cache_min, 8 * dm->opts.max_request)) /
+			   CZFS_BLOCK_SIZE;
 	dm->admit_total = dm->admit_free = dm->opts.cache_size / CZFS_BLOCK_SIZE / 2;
 	pthread_mutex_init(&dm->admit_lock, NULL);
 	pthread_cond_init(&dm->admit_cond, NULL);
@@ -197,6 +207,16 @@ static int daemon_setup(struct czfs_daemon *dm)
 	dm->io.st = &dm->st.io;
 	return czfs_wincache_create(dm->pool, &(struct czfs_wincache_opts){
 		.mode = dm->opts.map, .bounce = !dm->opts.map_slots }, &dm->wc);
+}
+
+/* Nothing read for a tick: staged reads ahead and decoded packs wait
+ * for nobody now, their memory goes back (the pool's trimmer). */
+static void daemon_idle(void *arg)
+{
+	struct czfs_daemon *dm = arg;
+
+	czfs_staging_reclaim(dm);
+	czfs_pcache_drop(dm->pc);
 }
 
 /* Threads start after fuse_daemonize(): a fork keeps only its caller. */
@@ -217,6 +237,8 @@ static int daemon_start_threads(struct czfs_daemon *dm)
 		err = czfs_flusher_start(dm);
 	if (!err)
 		err = czfs_recomp_start(dm);
+	if (!err)
+		err = czfs_ccache_start_trimmer(dm->cc, daemon_idle, dm);
 	if (err)
 		czfs_err("cannot start threads: %s", strerror(-err));
 	return err;

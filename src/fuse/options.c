@@ -15,6 +15,10 @@
 #include "util.h"
 
 #define DEFAULT_CACHE_SIZE	(256ull << 20)
+/* What the pool keeps of clean clusters when they are not read again:
+ * four prefetch windows (readahead), so four streams do not lose what
+ * they decoded ahead before they read it. */
+#define DEFAULT_CACHE_MIN	(16ull << 20)
 #define DEFAULT_READAHEAD	(4ull << 20)
 #define DEFAULT_TREE_READAHEAD	(1ull << 20)
 #define DEFAULT_MAX_REQUEST	(512u << 10)
@@ -50,7 +54,11 @@ static const char usage_text[] =
 "                           files named *.EXT always / never compressed\n"
 "    -o noatime, relatime (default), strictatime  access time updates\n"
 "    -o cache_size=SIZE     page pool for decompressed clusters (default 256M,\n"
-"                           at least 4M)\n"
+"                           at least 4M): a ceiling\n"
+"    -o cache_min=SIZE      what the pool keeps of clusters nobody reads\n"
+"                           again (default 16M, at least 4M); it grows while\n"
+"                           clusters are read again soon after they left, up\n"
+"                           to cache_size, and falls back when idle\n"
 "    -o reserved_pages=N    pages reserved for decompression (default 0;\n"
 "                           64 covers most bursts)\n"
 "    -o reclaim=keep|punch  evicted clusters keep their memory in the pool\n"
@@ -123,7 +131,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
        KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM,
        KEY_NOATIME, KEY_RELATIME, KEY_STRICTATIME, KEY_COMPRESS_EXT,
        KEY_NOCOMPRESS_EXT, KEY_OPENS, KEY_TREE_RA, KEY_S3_STYLE,
-       KEY_CACHE_LIMIT, KEY_COUNT };
+       KEY_CACHE_LIMIT, KEY_CACHE_MIN, KEY_COUNT };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -149,6 +157,7 @@ static const struct fuse_opt czfs_opts[] = {
 	FUSE_OPT_KEY("map=", KEY_MAP),
 	FUSE_OPT_KEY("max_request=", KEY_MAX_REQUEST),
 	FUSE_OPT_KEY("cache_size=", KEY_CACHE),
+	FUSE_OPT_KEY("cache_min=", KEY_CACHE_MIN),
 	FUSE_OPT_KEY("readahead=", KEY_READAHEAD),
 	FUSE_OPT_KEY("kernel_readahead=", KEY_KERNEL_RA),
 	CZFS_OPT("commit=%u", commit),
@@ -253,18 +262,6 @@ static int opt_image(struct czfs_mount_opts *o, const char *arg, int key)
 	return 0;
 }
 
-static int opt_cache(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	if (parse_size_opt(arg, &o->cache_size))
-		return -1;
-	return o->cache_size >= MIN_CACHE_SIZE ? 0 : bad_value(arg, "at least 4M");
-}
-
-static int opt_readahead(struct czfs_mount_opts *o, const char *arg, int key)
-{
-	return parse_size_opt(arg, &o->readahead);
-}
-
 /* A size, or 0 for "off". */
 static int parse_size_or_off(const char *arg, uint64_t *out)
 {
@@ -272,6 +269,27 @@ static int parse_size_or_off(const char *arg, uint64_t *out)
 		return parse_size_opt(arg, out);
 	*out = 0;
 	return 0;
+}
+
+static int opt_cache(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	if (parse_size_opt(arg, &o->cache_size))
+		return -1;
+	return o->cache_size >= MIN_CACHE_SIZE ? 0 : bad_value(arg, "at least 4M");
+}
+
+static int opt_cache_min(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	if (parse_size_opt(arg, &o->cache_min))
+		return -1;
+	/* below a prefetch window, prefetched clusters would be dropped
+	 * before their reader came */
+	return o->cache_min >= MIN_CACHE_SIZE ? 0 : bad_value(arg, "at least 4M");
+}
+
+static int opt_readahead(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	return parse_size_opt(arg, &o->readahead);
 }
 
 static int opt_kernel_ra(struct czfs_mount_opts *o, const char *arg, int key)
@@ -409,6 +427,7 @@ static opt_fn *const opt_handlers[KEY_COUNT] = {
 	[KEY_NOCOMPRESS_EXT] = opt_nocompress_ext,
 	[KEY_S3_STYLE] = opt_s3_style,
 	[KEY_CACHE_LIMIT] = opt_cache_limit,
+	[KEY_CACHE_MIN] = opt_cache_min,
 };
 
 static int opt_proc(void *data, const char *arg, int key,
@@ -425,6 +444,7 @@ void czfs_opts_init(struct czfs_mount_opts *o)
 {
 	*o = (struct czfs_mount_opts){
 		.cache_size = DEFAULT_CACHE_SIZE,
+		.cache_min = DEFAULT_CACHE_MIN,
 		.readahead = DEFAULT_READAHEAD,
 		.tree_readahead = DEFAULT_TREE_READAHEAD,
 		.kernel_readahead = 1u << 20,
@@ -456,6 +476,7 @@ int czfs_opts_settle(struct czfs_mount_opts *o)
 	if (!o->max_request)
 		o->max_request = czfs_url_kind(o->image) ? REMOTE_MAX_REQUEST :
 							   DEFAULT_MAX_REQUEST;
+	o->cache_min = MIN(o->cache_min, o->cache_size);
 	/* A FUSE read holds its clusters: keep reads well inside the pool. */
 	o->kernel_readahead = MIN(o->kernel_readahead,
 				  MAX(o->cache_size / 8, 128u << 10));

@@ -20,6 +20,7 @@ INTEGRATION_TESTS = \
 	tests/integration/concurrent.sh \
 	tests/integration/damaged.sh \
 	tests/integration/options.sh \
+	tests/integration/pool_memory.sh \
 	tests/integration/direct_reads.sh \
 	tests/integration/ro_requests.sh \
 	tests/integration/fsck_cli.sh \

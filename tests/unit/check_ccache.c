@@ -301,6 +301,98 @@ START_TEST(second_reader_waits_for_the_loader)
 }
 END_TEST
 
+/* Load clusters 0..n-1 of ino 1 and let them go. */
+static void load_put(uint64_t n)
+{
+	struct czfs_centry *e;
+	int ret;
+
+	for (uint64_t i = 0; i < n; i++) {
+		e = load(1, i, &ret);
+		ck_assert_int_eq(ret, 1);
+		czfs_ccache_put(cc, e);
+	}
+}
+
+/* Given a low mark of 2 clusters, when 6 are loaded and let go, then the
+ * unreferenced entries hold at most the target, the oldest left first. */
+START_TEST(low_mark_caps_unreferenced_entries)
+{
+	struct czfs_ccache_stats st;
+
+	ck_assert_int_eq(czfs_ccache_set_low(cc, 32), 0);
+	load_put(6);
+	czfs_ccache_get_stats(cc, &st);
+	ck_assert_uint_eq(st.target, 32);
+	ck_assert_uint_eq(st.lru_pages, 32);
+	ck_assert_uint_eq(st.evictions, 4);
+	ck_assert(czfs_ccache_contains(cc, 1, 5));
+	ck_assert(!czfs_ccache_contains(cc, 1, 0));
+}
+END_TEST
+
+/* Given clusters evicted by the low mark, when the last one evicted is
+ * read again at once, then the target grows by its pages; when one
+ * evicted long before (more than the target's pages of evictions ago) is
+ * read again, it does not. */
+START_TEST(refault_within_target_grows_it)
+{
+	struct czfs_ccache_stats st;
+	struct czfs_centry *e;
+	int ret;
+
+	ck_assert_int_eq(czfs_ccache_set_low(cc, 32), 0);
+	load_put(8);
+	/* evicted: 0..5, 16 pages each; 5 last, 0 80 pages before */
+	e = load(1, 5, &ret);
+	ck_assert_int_eq(ret, 1);
+	czfs_ccache_put(cc, e);
+	czfs_ccache_get_stats(cc, &st);
+	ck_assert_uint_eq(st.refaults, 1);
+	ck_assert_uint_eq(st.target, 48);
+	e = load(1, 0, &ret);
+	ck_assert_int_eq(ret, 1);
+	czfs_ccache_put(cc, e);
+	czfs_ccache_get_stats(cc, &st);
+	ck_assert_uint_eq(st.refaults, 1);
+	ck_assert_uint_le(st.lru_pages, st.target);
+}
+END_TEST
+
+/* Given a target grown by refaults, when ticks find no lookup since the
+ * one before, then the target halves (not below low), the LRU list is
+ * cut to it, and the free pages beyond low are given back. */
+START_TEST(idle_tick_shrinks_and_gives_pages_back)
+{
+	struct czfs_ccache_stats st;
+	struct czfs_pool_stats ps;
+	struct czfs_centry *e;
+	int ret;
+
+	ck_assert_int_eq(czfs_ccache_set_low(cc, 16), 0);
+	for (uint64_t i = 0; i < 3; i++) {	/* 0, 1 (0 out), 0 again */
+		e = load(1, i % 2, &ret);
+		czfs_ccache_put(cc, e);
+	}
+	czfs_ccache_get_stats(cc, &st);
+	ck_assert_uint_gt(st.target, 16);
+	ck_assert(!czfs_ccache_idle(cc));	/* lookups since the start */
+	for (int i = 0; i < 8; i++)
+		ck_assert(czfs_ccache_idle(cc));
+	czfs_ccache_get_stats(cc, &st);
+	ck_assert_uint_eq(st.target, 16);
+	ck_assert_uint_le(st.lru_pages, 16);
+	czfs_pool_get_stats(pool, &ps);
+	ck_assert_uint_le(ps.resident, 16);
+	ck_assert_uint_eq(ps.used, st.lru_pages);
+	/* what is left still reads back */
+	e = load(1, 0, &ret);
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(*(uint8_t *)czfs_pool_addr(pool, e->page), 1);
+	czfs_ccache_put(cc, e);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ccache");
@@ -318,6 +410,9 @@ int main(void)
 	tcase_add_test(tc, second_fill_of_a_hole_keeps_the_first_pages);
 	tcase_add_test(tc, invalidate_drops_range_even_when_referenced);
 	tcase_add_test(tc, second_reader_waits_for_the_loader);
+	tcase_add_test(tc, low_mark_caps_unreferenced_entries);
+	tcase_add_test(tc, refault_within_target_grows_it);
+	tcase_add_test(tc, idle_tick_shrinks_and_gives_pages_back);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

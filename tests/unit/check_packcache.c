@@ -216,6 +216,27 @@ START_TEST(a_failed_decode_leaves_it_to_the_waiter)
 }
 END_TEST
 
+/* Given a pack held and one not, when the cache is dropped, then only
+ * the one nobody holds is gone. */
+START_TEST(drop_frees_what_nobody_holds)
+{
+	struct czfs_pcache *pc;
+	struct czfs_pentry *held, *e;
+
+	ck_assert_int_eq(czfs_pcache_create(4, &pc), 0);
+	add(pc, 1, '1');
+	add(pc, 2, '2');
+	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &held), 0);
+	czfs_pcache_drop(pc);
+	assert_absent(pc, 1, 1, 16);
+	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &e), 0);
+	ck_assert_int_eq(((char *)e->data)[0], '2');
+	czfs_pcache_put(pc, e);
+	czfs_pcache_put(pc, held);
+	czfs_pcache_destroy(pc);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("packcache");
@@ -228,6 +249,7 @@ int main(void)
 	tcase_add_test(tc, held_entries_are_never_evicted);
 	tcase_add_test(tc, a_second_miss_waits_for_the_decode);
 	tcase_add_test(tc, a_failed_decode_leaves_it_to_the_waiter);
+	tcase_add_test(tc, drop_frees_what_nobody_holds);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -124,6 +124,61 @@ START_TEST(copy_helpers_cross_pages_and_zero_fill)
 }
 END_TEST
 
+/* Given pages used then freed, when trimmed to a mark, then what is free
+ * beyond it is given back and pages in use never are. */
+START_TEST(trim_gives_back_free_pages_only)
+{
+	struct czfs_pool_stats st;
+	struct czfs_pool *p;
+	uint32_t a, b;
+
+	ck_assert_int_eq(czfs_pool_create(256 * 4096, 0, &p), 0);
+	czfs_pool_get_stats(p, &st);
+	ck_assert_uint_eq(st.resident, 0);	/* nothing touched yet */
+	ck_assert_int_eq(czfs_pool_alloc(p, 4, &a), 0);
+	ck_assert_int_eq(czfs_pool_alloc(p, 4, &b), 0);
+	memset(czfs_pool_addr(p, a), 7, 16 * 4096);
+	czfs_pool_get_stats(p, &st);
+	ck_assert_uint_eq(st.resident, 32);
+	czfs_pool_free(p, b, 4);
+	ck_assert_uint_eq(czfs_pool_trim(p, 0), 16);
+	ck_assert_uint_eq(czfs_pool_trim(p, 0), 0);
+	czfs_pool_get_stats(p, &st);
+	ck_assert_uint_eq(st.resident, 16);
+	ck_assert_uint_eq(*(uint8_t *)czfs_pool_addr(p, a + 15), 7);
+	czfs_pool_free(p, a, 4);
+	ck_assert_uint_eq(czfs_pool_trim(p, 16), 0);	/* within the mark */
+	ck_assert_uint_eq(czfs_pool_trim(p, 0), 16);
+	ck_assert_int_eq(czfs_pool_alloc(p, 4, &a), 0);
+	ck_assert_uint_eq(*(uint8_t *)czfs_pool_addr(p, a), 0);	/* given back */
+	czfs_pool_destroy(p);
+}
+END_TEST
+
+/* Given a free run holding memory beside one given back, when a run is
+ * allocated, then it is the one holding memory: no page faults in while
+ * resident ones lie free. */
+START_TEST(allocation_prefers_resident_pages)
+{
+	struct czfs_pool_stats st;
+	struct czfs_pool *p;
+	uint32_t a, b, c;
+
+	ck_assert_int_eq(czfs_pool_create(256 * 4096, 0, &p), 0);
+	ck_assert_int_eq(czfs_pool_alloc(p, 4, &a), 0);
+	ck_assert_int_eq(czfs_pool_alloc(p, 4, &b), 0);
+	ck_assert_uint_eq(b, a ^ 16);			/* buddies */
+	czfs_pool_free(p, a, 4);
+	ck_assert_uint_eq(czfs_pool_trim(p, 0), 16);	/* a given back */
+	czfs_pool_free(p, b, 4);			/* merged with a */
+	ck_assert_int_eq(czfs_pool_alloc(p, 4, &c), 0);
+	ck_assert_uint_eq(c, b);
+	czfs_pool_get_stats(p, &st);
+	ck_assert_uint_eq(st.resident, 16);
+	czfs_pool_destroy(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pagepool");
@@ -136,6 +191,8 @@ int main(void)
 	tcase_add_test(tc, reserve_drains_then_refills_first);
 	tcase_add_test(tc, reserve_larger_than_half_is_refused);
 	tcase_add_test(tc, copy_helpers_cross_pages_and_zero_fill);
+	tcase_add_test(tc, trim_gives_back_free_pages_only);
+	tcase_add_test(tc, allocation_prefers_resident_pages);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
