@@ -218,6 +218,7 @@ struct czfs_open_file {
 	struct czfs_stream *stream;	/* its prefetch state */
 	bool direct;			/* opened O_DIRECT */
 	bool writer;			/* for writing (czfs_mi_writer_begin) */
+	bool reader;			/* for reading (mi->readers) */
 	struct czfs_open_file *prev, *next;	/* dm->open_files */
 };
 

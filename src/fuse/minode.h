@@ -63,6 +63,9 @@ struct czfs_minode {
 	struct czfs_stream *stream;
 	/* its data was stored into the kernel's page cache (push.c) (lock) */
 	bool pushed;
+	/* opens for reading: the access time of data stored ahead moves at
+	 * an open, or at the store if one is open (ops_file.c) (lock) */
+	unsigned readers;
 	/* push.c stores its data now: set under lock while no writer holds
 	 * it, cleared under dm->push_lock */
 	atomic_bool pushing;

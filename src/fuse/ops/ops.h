@@ -31,6 +31,9 @@ void czfs_fuse_ops_ioctl(struct fuse_lowlevel_ops *ops);
  * -o atime= says; never on a read-only mount or with chattr +A). */
 bool czfs_fuse_atime_due(struct czfs_daemon *dm,
 			 const struct czfs_inode_info *ii, time_t now);
+/* Move mi's access time to now if a read now would (mi->lock held);
+ * stored with the next writeback or checkpoint.  True if it moved. */
+bool czfs_fuse_atime_touch(struct czfs_daemon *dm, struct czfs_minode *mi);
 
 /* Map a library error to the errno a FUSE reply carries. */
 int czfs_fuse_errno(int err);

@@ -25,6 +25,7 @@
 #include "killpriv.h"
 #include "stream.h"
 #include "util.h"
+#include "writeback.h"
 
 #define MAX_READ_CLUSTERS	(1024 * 1024 / CZFS_BLOCK_SIZE + 2)
 
@@ -34,8 +35,10 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 		   struct fuse_file_info *fi)
 {
 	bool writer = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+	bool reader = (fi->flags & O_ACCMODE) != O_WRONLY;
 	struct czfs_open_file *of = NULL;
 	struct czfs_inode_info ii;
+	bool touched = false;
 	struct czfs_minode *mi;
 	int err;
 
@@ -83,6 +86,7 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	pthread_mutex_unlock(&dm->open_lock);
 	fi->fh = (uintptr_t)of;
 	of->direct = fi->flags & O_DIRECT;
+	of->reader = reader;
 	/* Every change goes through this daemon and the kernel's page cache
 	 * stays coherent with it: the cache is kept across opens, but for
 	 * direct writes, which pass the page cache by while a buffered reader
@@ -90,7 +94,17 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	pthread_mutex_lock(&mi->lock);
 	fi->keep_cache = !mi->direct_written;
 	mi->direct_written = false;
+	/* Data stored ahead (push.c) is read from the page cache without a
+	 * READ: its reader's open is the access that moves the time (and
+	 * the kernel, which caches it, is told).  Or the store does, if it
+	 * comes while the file is open (push.c). */
+	if (reader) {
+		mi->readers++;
+		touched = mi->pushed && czfs_fuse_atime_touch(dm, mi);
+	}
 	pthread_mutex_unlock(&mi->lock);
+	if (touched)
+		czfs_writeback_notify_attrs(dm, ino);
 	return 0;
 out_put:
 	czfs_mi_put(dm, mi);
@@ -114,6 +128,11 @@ void czfs_fuse_release_file(struct czfs_daemon *dm, struct czfs_open_file *of)
 		of->next->prev = of->prev;
 	pthread_mutex_unlock(&dm->open_lock);
 	czfs_stream_close(dm, of->stream);
+	if (of->reader) {
+		pthread_mutex_lock(&of->mi->lock);
+		of->mi->readers--;
+		pthread_mutex_unlock(&of->mi->lock);
+	}
 	if (of->writer)
 		czfs_mi_writer_end(of->mi);
 	czfs_mi_close(dm, of->mi);
@@ -240,21 +259,6 @@ static int gather(struct czfs_daemon *dm, struct czfs_stream *stream,
 	return 0;
 }
 
-/* Access time as relatime updates it: when older than the last change or
- * than a day.  Stored with the next writeback or checkpoint. */
-static void touch_atime(struct czfs_daemon *dm, struct czfs_minode *mi)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	pthread_mutex_lock(&mi->lock);
-	if (czfs_fuse_atime_due(dm, &mi->ii, now.tv_sec)) {
-		mi->ii.atime = now;
-		mi->ii_dirty = true;
-	}
-	pthread_mutex_unlock(&mi->lock);
-}
-
 /*
  * A read that came without an open (dm->skip_opens): the file's inode,
  * held for the read, and the stream its reads share, made at the first
@@ -309,7 +313,9 @@ static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 	rb->n = rb->niov = 0;
 	if (stream)
 		czfs_stream_note_read(dm, stream, &ii, off, end);
-	touch_atime(dm, mi);
+	pthread_mutex_lock(&mi->lock);
+	czfs_fuse_atime_touch(dm, mi);
+	pthread_mutex_unlock(&mi->lock);
 	/* the pages this read may hold until its reply is sent: its
 	 * clusters, and as much again for their compressed input */
 	admitted = admit(dm, ((end - 1) / cbytes - off / cbytes + 1) <<

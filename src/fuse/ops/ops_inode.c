@@ -222,6 +222,18 @@ bool czfs_fuse_atime_due(struct czfs_daemon *dm,
 	       now - ii->atime.tv_sec >= 24 * 3600;
 }
 
+bool czfs_fuse_atime_touch(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (!czfs_fuse_atime_due(dm, &mi->ii, now.tv_sec))
+		return false;
+	mi->ii.atime = now;
+	mi->ii_dirty = true;
+	return true;
+}
+
 #define INODE_COST	256
 
 static void czfs_statfs(fuse_req_t req, fuse_ino_t ino)

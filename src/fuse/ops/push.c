@@ -14,6 +14,7 @@
 #include "pagepool.h"
 #include "push.h"
 #include "util.h"
+#include "writeback.h"
 
 /* Inode numbers looked at after the one read; files stored at most. */
 #define PUSH_SCAN	64
@@ -72,25 +73,30 @@ static long push_file(struct czfs_daemon *dm, const struct czfs_inode_info *ii)
 /*
  * Whether mi is a file to store now, and if so mark it stored (so no
  * other thread stores it too) and pushing (so no writer changes it
- * meanwhile), and copy its attributes out.  Not a file whose next read
- * would update its access time: the kernel then reads it itself, and
+ * meanwhile), and copy its attributes out.  A file whose next read would
+ * update its access time is stored only where opens reach us: its
+ * reader's open updates it then (ops_file.c), or, open already, the
+ * store does.  Where opens are declined the kernel reads it itself, and
  * the READ does.
  */
 static bool take(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t room,
 		 time_t now, struct czfs_inode_info *ii)
 {
-	bool take;
+	bool take, touched = false;
 
 	pthread_mutex_lock(&mi->lock);
 	take = !mi->pushed && S_ISREG(mi->ii.mode) && mi->ii.size &&
 	       mi->ii.size <= MIN(room, PUSH_FILE_MAX) &&
-	       !czfs_fuse_atime_due(dm, &mi->ii, now) &&
+	       (!dm->skip_opens || !czfs_fuse_atime_due(dm, &mi->ii, now)) &&
 	       czfs_mi_push_begin(mi);
 	if (take) {
 		mi->pushed = true;
+		touched = mi->readers && czfs_fuse_atime_touch(dm, mi);
 		*ii = mi->ii;
 	}
 	pthread_mutex_unlock(&mi->lock);
+	if (touched)
+		czfs_writeback_notify_attrs(dm, mi->ino);
 	return take;
 }
 
