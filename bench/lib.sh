@@ -21,6 +21,16 @@ bench_cleanup() {
 }
 trap bench_cleanup EXIT
 
+# drop_caches: sync, then drop the kernel's caches, under the lock the
+# tests take around a walk whose requests they count (tests/integration/
+# lib.sh: caches_lock), so that a benchmark beside them never drops their
+# dentries mid-walk.
+drop_caches() {
+	sync
+	flock -x "${CZFS_CACHES_LOCK:-/tmp/czfs-test-caches.lock}" \
+		sh -c 'echo 3 >/proc/sys/vm/drop_caches'
+}
+
 bench_setup() {
 	[ "$(id -u)" = 0 ] || { echo "benchmarks need root (drop_caches, mounts)" >&2; exit 1; }
 	"$top/scripts/install-deps" bench
@@ -109,8 +119,7 @@ proc_cpu() {
 # "MB/s cpu_s_per_GB" (CPU of dd plus the daemon PID, if any).
 dd_cold() {
 	local file=$1 pid=${2:-} c0 c1 out secs bytes user sys
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
+	drop_caches
 	c0=$(proc_cpu "$pid")
 	out=$( { TIMEFORMAT='%U %S'; time dd if="$file" of=/dev/null bs=512k 2>&1; } 2>&1 )
 	c1=$(proc_cpu "$pid")
@@ -183,8 +192,7 @@ ctxsw_stop() {
 cold_cost() {
 	local pid=$1 c0 c1 t0 t1 ru dcs
 	shift
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
+	drop_caches
 	ctxsw_start "$pid"
 	c0=$(proc_cpu "$pid")
 	t0=$(date +%s.%N)
