@@ -60,6 +60,8 @@ struct czfs_mount_opts {
 	unsigned reserved_pages;	/* erofs-style reserve */
 	unsigned workers;		/* prefetch threads, 0 = online CPUs */
 	unsigned write_threads;		/* writeback's encoders, 0 = online CPUs */
+	uint64_t dirty_max;		/* dirty data a writer may leave behind,
+					 * bytes (czfs_opts_settle sets it) */
 	uint64_t readahead;		/* max prefetch window, bytes */
 	uint64_t kernel_readahead;	/* the mount's bdi readahead, 0 = as is */
 	/* fuse_opt stores an int through the flags it sets (CZFS_OPT) */

@@ -114,11 +114,11 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 	    (unsigned long long)cs.refaults, (unsigned long long)cs.lru_pages,
 	    (unsigned long long)cs.target);
 	czfs_pool_get_stats(dm->pool, &ps);
-	put(o, "pool.pages %llu\npool.used %llu\npool.resident_pages %llu\n"
-	    "pool.alloc_failures %llu\n"
+	put(o, "pool.pages %llu\npool.used %llu\npool.used_max %llu\n"
+	    "pool.resident_pages %llu\npool.alloc_failures %llu\n"
 	    "pool.reserve_size %llu\npool.reserve_fill %llu\npool.reserve_hits %llu\n",
 	    (unsigned long long)ps.pages, (unsigned long long)ps.used,
-	    (unsigned long long)ps.resident,
+	    (unsigned long long)ps.used_max, (unsigned long long)ps.resident,
 	    (unsigned long long)ps.alloc_fail, (unsigned long long)ps.reserve_size,
 	    (unsigned long long)ps.reserve_fill, (unsigned long long)ps.reserve_hits);
 	czfs_nodecache_stats(dm->fs->nc, &ns);

@@ -30,8 +30,9 @@
 #include "writeback.h"
 #include "xattr.h"
 
-/* A dirty inode with this many dirty clusters writes itself back. */
-#define DIRTY_LIMIT_PAGES(dm)	((dm)->opts.cache_size / CZFS_BLOCK_SIZE / 8)
+/* A dirty inode with this many pages of dirty clusters asks the flusher
+ * to write it back; twice as many, its writer does. */
+#define DIRTY_LIMIT_PAGES(dm)	((dm)->opts.dirty_max / CZFS_BLOCK_SIZE / 2)
 
 static void now(struct timespec *ts)
 {

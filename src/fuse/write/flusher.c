@@ -38,9 +38,10 @@ static void wb_some(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 		czfs_writeback_some(dm, mi);	/* as wb_dirty */
 }
 
+/* The dirty data of all files together (room reserved for it, blocks). */
 static uint64_t balance_limit(const struct czfs_daemon *dm)
 {
-	return dm->opts.cache_size / CZFS_BLOCK_SIZE * 3 / 8;
+	return dm->opts.dirty_max / CZFS_BLOCK_SIZE;
 }
 
 bool czfs_flusher_throttling(struct czfs_daemon *dm)
