@@ -9,7 +9,8 @@
 # Memory while writing: the pool never holds more than twice dirty_max
 # (its default: 8 MiB per write thread; pool.used_max) over a write of
 # twelve times that, and the clusters written whole leave it once linked
-# (ccache.recycled).
+# (ccache.recycled).  What holds a writer back is timed: every WRITE
+# (write.request_count) and the fsync's checkpoint (checkpoint.hold_count).
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/rwlib.sh"
 require_fuse
@@ -41,6 +42,9 @@ note "192 MiB written: at most $used pool pages in use, $(stat_of ccache.recycle
 	fail "the pool held $used pages while writing (dirty_max 16M)"
 [ "$(stat_of ccache.recycled)" -ge 3000 ] ||
 	fail "clusters written whole stayed in the pool ($(stat_of ccache.recycled) of 3072 left)"
+[ "$(stat_of write.request_count)" = "$(stat_of fuse.write_requests)" ] ||
+	fail "$(stat_of write.request_count) WRITEs timed of $(stat_of fuse.write_requests)"
+[ "$(stat_of checkpoint.hold_count)" -ge 1 ] || fail "the fsync's checkpoint was not timed"
 workers=$(stat_of writeback.encoded_by_workers)
 ahead=$(stat_of writeback.encoded_ahead)
 most=$(stat_of writeback.encoders_max)

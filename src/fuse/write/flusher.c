@@ -102,14 +102,18 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 {
 	struct czfs_flusher *fl = dm->fl;
 	int err = 0, wb_err = 0;
+	uint64_t t0, t1;
 
 	pthread_mutex_lock(&fl->commit_lock);
 	err = czfs_writeback_all(dm, &wb_err);
 	if (!err && atomic_load(&dm->fs->bdev->stats.write_bytes) - fl->written_at >
 		    PREFLUSH_BYTES)
 		err = czfs_bdev_flush(dm->fs->bdev);
+	t0 = czfs_now_ns();
 	czfs_room_commit_begin(dm);	/* no writeback between blocks and link */
 	pthread_rwlock_wrlock(&dm->fs->lock);
+	t1 = czfs_now_ns();
+	czfs_latency_add(&dm->st.cp_wait, t1 - t0);
 	/* Nothing written back and nothing else changed since the last
 	 * checkpoint (an fsync of a clean file or directory, as SQLite's
 	 * of its directory): that one holds it all already. */
@@ -123,6 +127,7 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 	}
 	pthread_rwlock_unlock(&dm->fs->lock);
 	czfs_room_commit_end(dm);
+	czfs_latency_add(&dm->st.cp_hold, czfs_now_ns() - t1);
 	fl->written_at = atomic_load(&dm->fs->bdev->stats.write_bytes);
 	pthread_mutex_unlock(&fl->commit_lock);
 	/* The host's punches of the blocks it freed: with fs->lock let go
