@@ -222,6 +222,31 @@ bench_cc() {
 	echo "$bin"
 }
 
+# clone_newest GIT PREFIX NAME: a clone of GIT at its newest PREFIX<version>
+# tag in $W/NAME-<tag> (kept for the next run); prints its path, nothing
+# without network.
+clone_newest() {
+	local tag src
+	tag=$(timeout 30 git ls-remote --tags --refs "$1" "$2*" 2>/dev/null |
+		sed 's,.*refs/tags/,,' | grep -E "^$2[0-9.]+\$" | sort -V | tail -1) || true
+	[ -n "$tag" ] || return 0
+	src="$W/$3-$tag"
+	[ -d "$src" ] || { rm -rf "$src.tmp" &&
+		timeout 300 git clone -q --depth 1 --branch "$tag" "$1" "$src.tmp" &&
+		mv "$src.tmp" "$src"; } >&2 || return 0
+	echo "$src"
+}
+
+# earlier_build PREFIX WHAT: the newest $W/PREFIX* (a build of an earlier
+# run), with a message; prints nothing when there is none.
+earlier_build() {
+	local dir
+	dir=$(ls -d "$W/$1"*/ 2>/dev/null | sort -V | tail -1) || true
+	[ -n "$dir" ] || return 0
+	echo "$2: no source given, no network: the earlier build in ${dir%/}" >&2
+	echo "${dir%/}"
+}
+
 # build_erofs: erofsfuse and mkfs.erofs of erofs-utils (Debian 12 has no
 # erofsfuse, and its mkfs.erofs 1.5 no zstd), built from a source tree
 # into a scratch folder of $W, kept for the next run.  The source:
@@ -232,7 +257,7 @@ bench_cc() {
 # MKFS_EROFS, both empty (with a message) when there is none.
 EROFS_GIT=${EROFS_GIT:-https://github.com/erofs/erofs-utils.git}
 build_erofs() {
-	local src=${EROFS_SRC:-} tag ver dir
+	local src=${EROFS_SRC:-} ver dir
 	EROFSFUSE= MKFS_EROFS=
 	if [ -n "${EROFS_BIN:-}" ]; then
 		dir=$EROFS_BIN
@@ -240,19 +265,8 @@ build_erofs() {
 		echo "erofs: EROFS_SRC=$src is not an erofs-utils source tree" >&2
 		src=
 	elif [ -z "$src" ]; then
-		tag=$(timeout 30 git ls-remote --tags --refs "$EROFS_GIT" 'v*' 2>/dev/null |
-			sed 's,.*refs/tags/,,' | grep -E '^v[0-9.]+$' | sort -V | tail -1) || true
-		if [ -n "$tag" ]; then
-			src="$W/erofs-src-$tag"
-			[ -d "$src" ] || { rm -rf "$src.tmp" &&
-				timeout 300 git clone -q --depth 1 --branch "$tag" "$EROFS_GIT" "$src.tmp" &&
-				mv "$src.tmp" "$src"; } || src=
-		fi
-		if [ -z "$src" ]; then
-			dir=$(ls -d "$W"/erofs-utils-v*/ 2>/dev/null | sort -V | tail -1) || true
-			dir=${dir%/}
-			[ -z "$dir" ] || echo "erofs: no EROFS_SRC, no network: the earlier build in $dir" >&2
-		fi
+		src=$(clone_newest "$EROFS_GIT" v erofs-src)
+		[ -n "$src" ] || dir=$(earlier_build erofs-utils-v erofs)
 	fi
 	if [ -n "$src" ]; then
 		# a release tree's VERSION; a checkout's tag (not that of a
@@ -278,6 +292,52 @@ build_erofs() {
 	fi
 	EROFSFUSE=$dir/fuse/erofsfuse MKFS_EROFS=$dir/mkfs/mkfs.erofs
 	echo "erofs: $("$MKFS_EROFS" --version 2>&1 | head -1) in $dir" >&2
+}
+
+# build_passthrough_hp: libfuse's example/passthrough_hp, the FUSE peer of
+# the write benches (issue 34), built (meson, ninja) into a scratch folder
+# of $W, kept for the next run.  The source: LIBFUSE_SRC=DIR (a checkout
+# or release tree), else a clone of LIBFUSE_GIT at its newest fuse-* tag
+# when the network allows, else the newest earlier build in $W;
+# PASSTHROUGH_HP=PATH, a built binary, skips all that.  Sets
+# PASSTHROUGH_HP, empty (with a message) when there is none, and PT_ARGS:
+# --nopassthrough when it has it (data through the daemon, as czfs's).
+LIBFUSE_GIT=${LIBFUSE_GIT:-https://github.com/libfuse/libfuse.git}
+build_passthrough_hp() {
+	local src=${LIBFUSE_SRC:-} ver dir='' bin
+	PT_ARGS=
+	if [ -n "${PASSTHROUGH_HP:-}" ]; then
+		bin=$PASSTHROUGH_HP
+	elif [ -n "$src" ] && [ ! -f "$src/example/passthrough_hp.cc" ]; then
+		echo "passthrough_hp: LIBFUSE_SRC=$src is not a libfuse source tree" >&2
+		src=
+	elif [ -z "$src" ]; then
+		src=$(clone_newest "$LIBFUSE_GIT" fuse- libfuse-src)
+		[ -n "$src" ] || dir=$(earlier_build libfuse-build- passthrough_hp)
+	fi
+	if [ -n "$src" ]; then
+		ver=$( { [ -e "$src/.git" ] && git -C "$src" describe --tags; } 2>/dev/null ||
+			sed -n "s/^ *version: *'\([^']*\)'.*/\1/p" "$src/meson.build" | head -1)
+		dir="$W/libfuse-build-${ver:-src}"
+		if [ ! -x "$dir/example/passthrough_hp" ]; then
+			echo "passthrough_hp: building libfuse ${ver:-} from $src in $dir" >&2
+			rm -rf "$dir" &&
+			meson setup "$dir" "$src" -Dutils=false -Dtests=false \
+				-Denable-io-uring=false -Dbuildtype=release >"$W/libfuse-build.log" 2>&1 &&
+			nice ninja -C "$dir" -j2 example/passthrough_hp >>"$W/libfuse-build.log" 2>&1 ||
+				echo "passthrough_hp: the build failed (see $W/libfuse-build.log)" >&2
+		fi
+	fi
+	[ -n "${bin:-}" ] || bin=${dir:+$dir/example/passthrough_hp}
+	if [ -z "${bin:-}" ] || [ ! -x "$bin" ]; then
+		echo "passthrough_hp skipped: set LIBFUSE_SRC=DIR to a libfuse source tree" \
+			"(or PASSTHROUGH_HP=PATH to a built example/passthrough_hp)" >&2
+		PASSTHROUGH_HP=
+		return 0
+	fi
+	PASSTHROUGH_HP=$bin
+	case $("$bin" --help 2>&1) in *--nopassthrough*) PT_ARGS=--nopassthrough ;; esac
+	echo "passthrough_hp: $bin ${PT_ARGS:-(no --nopassthrough)}" >&2
 }
 
 # ratio A B: A / B with two decimals; - when either is missing (empty or

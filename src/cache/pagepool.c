@@ -23,7 +23,7 @@ struct czfs_pool {
 	int fd;
 	uint8_t *base;
 	uint32_t npages;
-	uint32_t used;
+	uint32_t used, used_max;
 	/* free_order[p] = order + 1 when p heads a free run, else 0 */
 	uint8_t *free_order;
 	uint32_t *next, *prev;		/* free-list links, by page */
@@ -138,6 +138,7 @@ static int buddy_alloc(struct czfs_pool *p, unsigned order, uint32_t *page)
 		}
 	}
 	p->used += 1u << order;
+	p->used_max = MAX(p->used_max, p->used);
 	mark_resident(p, pg, order);
 	*page = pg;
 	return 0;
@@ -387,6 +388,7 @@ void czfs_pool_get_stats(struct czfs_pool *p, struct czfs_pool_stats *st)
 	pthread_mutex_lock(&p->lock);
 	st->pages = p->npages;
 	st->used = p->used;
+	st->used_max = p->used_max;
 	st->resident = p->resident;
 	st->reserve_size = p->reserve_size;
 	st->reserve_fill = p->reserve_fill;

@@ -36,6 +36,7 @@ struct czfs_pool;
 struct czfs_pool_stats {
 	uint64_t pages;			/* capacity */
 	uint64_t used;			/* allocated, reserve excluded */
+	uint64_t used_max;		/* the most used at once */
 	uint64_t resident;		/* holding memory: allocated since
 					 * created or last punched */
 	uint64_t reserve_size, reserve_fill;

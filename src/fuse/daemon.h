@@ -60,6 +60,8 @@ struct czfs_mount_opts {
 	unsigned reserved_pages;	/* erofs-style reserve */
 	unsigned workers;		/* prefetch threads, 0 = online CPUs */
 	unsigned write_threads;		/* writeback's encoders, 0 = online CPUs */
+	uint64_t dirty_max;		/* dirty data a writer may leave behind,
+					 * bytes (czfs_opts_settle sets it) */
 	uint64_t readahead;		/* max prefetch window, bytes */
 	uint64_t kernel_readahead;	/* the mount's bdi readahead, 0 = as is */
 	/* fuse_opt stores an int through the flags it sets (CZFS_OPT) */
@@ -110,6 +112,10 @@ struct czfs_daemon_stats {
 	atomic_ullong temp_waits;	/* temp allocations that had to sleep */
 	struct czfs_latency temp_alloc;	/* a cluster's compressed input pages */
 	struct czfs_latency stage_alloc;	/* a staged request's pages */
+	/* what holds a writer back (issue 34): a WRITE request, the part of
+	 * it spent writing back (the throttle), a checkpoint's wait for the
+	 * room and fs->lock, and how long it holds them */
+	struct czfs_latency write_req, write_throttle, cp_wait, cp_hold;
 	struct czfs_iobatch_stats io;	/* data requests to the image */
 	atomic_ullong stage_restarts;	/* a stream's cursor moved elsewhere */
 	atomic_ullong stage_private;	/* clusters read apart from a stream */

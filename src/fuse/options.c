@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compress.h"
 #include "daemon.h"
@@ -25,6 +26,10 @@
 #define REMOTE_MAX_REQUEST	(2u << 20)	/* measured: bench/remote, 2M best or
 						 * level with 1M, 4M last */
 #define MIN_CACHE_SIZE		(4ull << 20)
+/* Dirty data per writeback encoder: a batch (4 MiB, writeback.c)
+ * compressing while the writer fills the next; more only holds memory. */
+#define DIRTY_PER_ENCODER	(8ull << 20)
+#define MIN_DIRTY_MAX		(8ull << 20)
 #define DEFAULT_COMMIT		5	/* seconds between checkpoints */
 /* A block-mapped cluster unwritten this long is compressed again: six
  * checkpoints, well past the bursts of a database's commits, and short
@@ -64,6 +69,8 @@ static const char usage_text[] =
 "    -o reclaim=keep|punch  evicted clusters keep their memory in the pool\n"
 "                           (default) or give it back (low-memory mode)\n"
 "    -o workers=N           prefetch threads (default: online CPUs)\n"
+"    -o dirty_max=SIZE      dirty data writers leave for writeback (default\n"
+"                           8M per write thread, at most cache_size/4)\n"
 "    -o write_threads=N     threads that compress dirty clusters at\n"
 "                           writeback (default: online CPUs; 1: the\n"
 "                           writing thread alone)\n"
@@ -131,7 +138,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
        KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM,
        KEY_NOATIME, KEY_RELATIME, KEY_STRICTATIME, KEY_COMPRESS_EXT,
        KEY_NOCOMPRESS_EXT, KEY_OPENS, KEY_TREE_RA, KEY_S3_STYLE,
-       KEY_CACHE_LIMIT, KEY_CACHE_MIN, KEY_COUNT };
+       KEY_CACHE_LIMIT, KEY_CACHE_MIN, KEY_DIRTY_MAX, KEY_COUNT };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -158,6 +165,7 @@ static const struct fuse_opt czfs_opts[] = {
 	FUSE_OPT_KEY("max_request=", KEY_MAX_REQUEST),
 	FUSE_OPT_KEY("cache_size=", KEY_CACHE),
 	FUSE_OPT_KEY("cache_min=", KEY_CACHE_MIN),
+	FUSE_OPT_KEY("dirty_max=", KEY_DIRTY_MAX),
 	FUSE_OPT_KEY("readahead=", KEY_READAHEAD),
 	FUSE_OPT_KEY("kernel_readahead=", KEY_KERNEL_RA),
 	CZFS_OPT("commit=%u", commit),
@@ -285,6 +293,14 @@ static int opt_cache_min(struct czfs_mount_opts *o, const char *arg, int key)
 	/* below a prefetch window, prefetched clusters would be dropped
 	 * before their reader came */
 	return o->cache_min >= MIN_CACHE_SIZE ? 0 : bad_value(arg, "at least 4M");
+}
+
+static int opt_dirty_max(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	if (parse_size_opt(arg, &o->dirty_max))
+		return -1;
+	/* two batches: one compressing, one being written */
+	return o->dirty_max >= MIN_DIRTY_MAX ? 0 : bad_value(arg, "at least 8M");
 }
 
 static int opt_readahead(struct czfs_mount_opts *o, const char *arg, int key)
@@ -428,6 +444,7 @@ static opt_fn *const opt_handlers[KEY_COUNT] = {
 	[KEY_S3_STYLE] = opt_s3_style,
 	[KEY_CACHE_LIMIT] = opt_cache_limit,
 	[KEY_CACHE_MIN] = opt_cache_min,
+	[KEY_DIRTY_MAX] = opt_dirty_max,
 };
 
 static int opt_proc(void *data, const char *arg, int key,
@@ -477,6 +494,15 @@ int czfs_opts_settle(struct czfs_mount_opts *o)
 		o->max_request = czfs_url_kind(o->image) ? REMOTE_MAX_REQUEST :
 							   DEFAULT_MAX_REQUEST;
 	o->cache_min = MIN(o->cache_min, o->cache_size);
+	if (!o->dirty_max) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned enc = o->write_threads ? o->write_threads :
+						  (unsigned)MAX(cpus, 1);
+
+		o->dirty_max = MAX(MIN_DIRTY_MAX, enc * DIRTY_PER_ENCODER);
+	}
+	/* dirty clusters live in the pool, beside what reads hold */
+	o->dirty_max = MIN(o->dirty_max, o->cache_size / 4);
 	/* A FUSE read holds its clusters: keep reads well inside the pool. */
 	o->kernel_readahead = MIN(o->kernel_readahead,
 				  MAX(o->cache_size / 8, 128u << 10));

@@ -114,11 +114,11 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 	    (unsigned long long)cs.refaults, (unsigned long long)cs.lru_pages,
 	    (unsigned long long)cs.target);
 	czfs_pool_get_stats(dm->pool, &ps);
-	put(o, "pool.pages %llu\npool.used %llu\npool.resident_pages %llu\n"
-	    "pool.alloc_failures %llu\n"
+	put(o, "pool.pages %llu\npool.used %llu\npool.used_max %llu\n"
+	    "pool.resident_pages %llu\npool.alloc_failures %llu\n"
 	    "pool.reserve_size %llu\npool.reserve_fill %llu\npool.reserve_hits %llu\n",
 	    (unsigned long long)ps.pages, (unsigned long long)ps.used,
-	    (unsigned long long)ps.resident,
+	    (unsigned long long)ps.used_max, (unsigned long long)ps.resident,
 	    (unsigned long long)ps.alloc_fail, (unsigned long long)ps.reserve_size,
 	    (unsigned long long)ps.reserve_fill, (unsigned long long)ps.reserve_hits);
 	czfs_nodecache_stats(dm->fs->nc, &ns);
@@ -191,11 +191,20 @@ static void remote_stats(struct out *o, struct czfs_daemon *dm)
 	    (unsigned long long)czfs_remote_latency_pct(r, 99));
 }
 
+/* NAME_count, _avg_ns, _p99_ns, _max_ns of a latency recorder */
+static void put_latency(struct out *o, const char *name, struct czfs_latency *l)
+{
+	uint64_t avg, p99, max;
+
+	czfs_latency_summary(l, &avg, &p99, &max);
+	put(o, "%s_count %llu\n%s_avg_ns %llu\n%s_p99_ns %llu\n%s_max_ns %llu\n",
+	    name, ld(&l->count), name, (unsigned long long)avg,
+	    name, (unsigned long long)p99, name, (unsigned long long)max);
+}
+
 static void window_stats(struct out *o, struct czfs_daemon *dm)
 {
 	struct czfs_window_stats *w = (struct czfs_window_stats *)czfs_win_stats(dm->wc);
-	uint64_t avg, p99, max;
-
 	put(o, "window.mode %s%s\n", dm->opts.map == CZFS_MAP_VMAP ? "vmap" :
 	    "vm_map_ram", dm->opts.map_slots ? "+slots" : "+bounce");
 	put(o, "window.maps %llu\nwindow.identity %llu\nwindow.slot_reuse %llu\n"
@@ -204,18 +213,14 @@ static void window_stats(struct out *o, struct czfs_daemon *dm)
 	    "window.failures %llu\n", ld(&w->maps), ld(&w->identity),
 	    ld(&w->slot_reuse), ld(&w->slot_maps), ld(&w->bounce), ld(&w->vmaps),
 	    ld(&w->syscalls), ld(&w->purges), ld(&w->retries), ld(&w->failures));
-	czfs_latency_summary(&dm->st.temp_alloc, &avg, &p99, &max);
-	put(o, "alloc.temp_count %llu\nalloc.temp_avg_ns %llu\n"
-	    "alloc.temp_p99_ns %llu\nalloc.temp_max_ns %llu\n",
-	    ld(&dm->st.temp_alloc.count), (unsigned long long)avg,
-	    (unsigned long long)p99, (unsigned long long)max);
-	czfs_latency_summary(&dm->st.stage_alloc, &avg, &p99, &max);
-	put(o, "alloc.stage_count %llu\nalloc.stage_avg_ns %llu\n"
-	    "alloc.stage_p99_ns %llu\nalloc.stage_max_ns %llu\n"
-	    "alloc.reclaims %llu\nalloc.waits %llu\n",
-	    ld(&dm->st.stage_alloc.count), (unsigned long long)avg,
-	    (unsigned long long)p99, (unsigned long long)max,
+	put_latency(o, "alloc.temp", &dm->st.temp_alloc);
+	put_latency(o, "alloc.stage", &dm->st.stage_alloc);
+	put(o, "alloc.reclaims %llu\nalloc.waits %llu\n",
 	    ld(&dm->st.reclaims), ld(&dm->st.temp_waits));
+	put_latency(o, "write.request", &dm->st.write_req);
+	put_latency(o, "write.throttle", &dm->st.write_throttle);
+	put_latency(o, "checkpoint.wait", &dm->st.cp_wait);
+	put_latency(o, "checkpoint.hold", &dm->st.cp_hold);
 }
 
 /* What the mount helpers read: whom to wait for at umount, the state a

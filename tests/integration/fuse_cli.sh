@@ -28,6 +28,7 @@ expect_error "not a czfs image" "$T/junk" "$T/mnt"
 expect_error "bad value" "$T/img" "$T/mnt" -o cache_size=abc
 expect_error "bad value" "$T/img" "$T/mnt" -o readahead=0
 expect_error "at least 4M" "$T/img" "$T/mnt" -o cache_min=1M
+expect_error "at least 8M" "$T/img" "$T/mnt" -o dirty_max=1M
 expect_error "bad value" "$T/img" "$T/mnt" -o compress=brotli
 expect_error "bad value" "$T/img" "$T/mnt" -o commit=0
 expect_error "invalid argument\|unknown option" "$T/img" "$T/mnt" -o no_such_option

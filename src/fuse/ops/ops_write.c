@@ -30,8 +30,9 @@
 #include "writeback.h"
 #include "xattr.h"
 
-/* A dirty inode with this many dirty clusters writes itself back. */
-#define DIRTY_LIMIT_PAGES(dm)	((dm)->opts.cache_size / CZFS_BLOCK_SIZE / 8)
+/* A dirty inode with this many pages of dirty clusters asks the flusher
+ * to write it back; twice as many, its writer does. */
+#define DIRTY_LIMIT_PAGES(dm)	((dm)->opts.dirty_max / CZFS_BLOCK_SIZE / 2)
 
 static void now(struct timespec *ts)
 {
@@ -183,7 +184,9 @@ long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
 {
 	const char *buf = data;
 	struct czfs_inode_info ii;
+	uint64_t t0 = czfs_now_ns(), t1;
 	size_t done = 0;
+	bool held;
 	int err = 0;
 
 	if (off + size > CZFS_MAX_FILE_SIZE)
@@ -217,9 +220,15 @@ long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
 	 * writer; past twice the limit, it cannot keep up: the writer too. */
 	if (mi->ndirty << ii.cluster_shift > DIRTY_LIMIT_PAGES(dm))
 		czfs_flushreq_kick(dm);
-	if (mi->ndirty << ii.cluster_shift > 2 * DIRTY_LIMIT_PAGES(dm))
+	t1 = czfs_now_ns();
+	held = mi->ndirty << ii.cluster_shift > 2 * DIRTY_LIMIT_PAGES(dm);
+	if (held)
 		czfs_writeback_some(dm, mi);
+	held |= czfs_flusher_throttling(dm);
 	czfs_flusher_balance(dm);
+	if (held)
+		czfs_latency_add(&dm->st.write_throttle, czfs_now_ns() - t1);
+	czfs_latency_add(&dm->st.write_req, czfs_now_ns() - t0);
 	return done ? (long)done : err;
 }
 

@@ -38,9 +38,10 @@ static void wb_some(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 		czfs_writeback_some(dm, mi);	/* as wb_dirty */
 }
 
+/* The dirty data of all files together (room reserved for it, blocks). */
 static uint64_t balance_limit(const struct czfs_daemon *dm)
 {
-	return dm->opts.cache_size / CZFS_BLOCK_SIZE * 3 / 8;
+	return dm->opts.dirty_max / CZFS_BLOCK_SIZE;
 }
 
 bool czfs_flusher_throttling(struct czfs_daemon *dm)
@@ -101,14 +102,18 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 {
 	struct czfs_flusher *fl = dm->fl;
 	int err = 0, wb_err = 0;
+	uint64_t t0, t1;
 
 	pthread_mutex_lock(&fl->commit_lock);
 	err = czfs_writeback_all(dm, &wb_err);
 	if (!err && atomic_load(&dm->fs->bdev->stats.write_bytes) - fl->written_at >
 		    PREFLUSH_BYTES)
 		err = czfs_bdev_flush(dm->fs->bdev);
+	t0 = czfs_now_ns();
 	czfs_room_commit_begin(dm);	/* no writeback between blocks and link */
 	pthread_rwlock_wrlock(&dm->fs->lock);
+	t1 = czfs_now_ns();
+	czfs_latency_add(&dm->st.cp_wait, t1 - t0);
 	/* Nothing written back and nothing else changed since the last
 	 * checkpoint (an fsync of a clean file or directory, as SQLite's
 	 * of its directory): that one holds it all already. */
@@ -122,6 +127,7 @@ static int checkpoint(struct czfs_daemon *dm, bool clean)
 	}
 	pthread_rwlock_unlock(&dm->fs->lock);
 	czfs_room_commit_end(dm);
+	czfs_latency_add(&dm->st.cp_hold, czfs_now_ns() - t1);
 	fl->written_at = atomic_load(&dm->fs->bdev->stats.write_bytes);
 	pthread_mutex_unlock(&fl->commit_lock);
 	/* The host's punches of the blocks it freed: with fs->lock let go

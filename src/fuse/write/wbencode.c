@@ -294,17 +294,16 @@ static void wb_pre_one(void *arg, unsigned i)
 }
 
 /*
- * Only the batch's first clusters, as many as an eighth of the pool
- * holds encoded: its ordered part may wait for pages (a hot cluster, one
- * not encoded ahead) while it holds those, and the rest of the pool is
- * where they come from (the default pool holds a whole batch 2 times
- * over).
+ * Only the batch's first clusters, as many as half of dirty_max holds
+ * encoded: its ordered part may wait for pages (a hot cluster, one not
+ * encoded ahead) while it holds those, and the rest of the pool is where
+ * they come from (the default, 8 MiB per encoder, holds about a batch).
  */
 void czfs_wbenc_ahead(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		      bool fsynced, struct czfs_wb_item *ws, unsigned n)
 {
 	struct wb_pre p = { .dm = dm, .ii = ii, .fsynced = fsynced, .ws = ws };
-	uint64_t budget = dm->opts.cache_size / CZFS_BLOCK_SIZE / 8;
+	uint64_t budget = dm->opts.dirty_max / CZFS_BLOCK_SIZE / 2;
 	unsigned per = MIN((1u << ii->cluster_shift) + 1,
 			   (unsigned)CZFS_MAX_CLUSTER_BLOCKS);
 

@@ -233,6 +233,7 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 		      struct czfs_wb_item *ws, unsigned n, int err)
 {
 	uint64_t per = 1ull << mi->ii.cluster_shift;
+	uint64_t whole = per >= 64 ? UINT64_MAX : (1ull << per) - 1;
 
 	pthread_mutex_lock(&mi->lock);
 	mi->wb_pending = UINT64_MAX;	/* linked, or dirty again */
@@ -240,6 +241,12 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 		struct czfs_centry *e = ws[i].e;
 
 		if (!err && ws[i].done && e->wseq == ws[i].seq) {
+			/* Written whole by writes: the writer's page cache
+			 * holds it, and a stream's next cluster reuses its
+			 * pages (czfs_ccache_put_used), so a sequential
+			 * writer keeps no clean clusters in the pool. */
+			bool used = (e->wmask & whole) == whole && !e->recompress;
+
 			e->dirty = false;
 			/* Without its written blocks a partial entry holds
 			 * nothing: it leaves the cache.  Its wmask stays, for
@@ -255,7 +262,10 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 			e->recompress = false;
 			czfs_room_unreserve(dm, per);
 			mi->reserved -= per;
-			czfs_ccache_put(dm->cc, e);
+			if (used)
+				czfs_ccache_put_used(dm->cc, e);
+			else
+				czfs_ccache_put(dm->cc, e);
 		} else if (dirty_add(dm, mi, e)) {
 			czfs_err("inode %llu: out of memory: a dirty cluster is lost",
 				 (unsigned long long)mi->ino);
