@@ -41,6 +41,8 @@ UNIT_TESTS = \
 	tests/unit/check_runs \
 	tests/unit/check_coldmap \
 	tests/unit/check_room \
+	tests/unit/check_load \
+	tests/unit/check_writeback \
 	tests/unit/check_wlog
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -103,3 +105,14 @@ tests_unit_check_spacemap_SOURCES = tests/unit/check_spacemap.c $(SMAP_TESTLIB)
 tests_unit_check_spacemap_io_SOURCES = tests/unit/check_spacemap_io.c $(SMAP_TESTLIB)
 tests_unit_check_discard_SOURCES = tests/unit/check_discard.c $(SMAP_TESTLIB) \
 	$(FS_TESTLIB)
+DAEMON_TESTLIB = $(FS_TESTLIB) tests/unit/daemon_testlib.c \
+	tests/unit/daemon_testlib.h
+tests_unit_check_load_SOURCES = tests/unit/check_load.c $(DAEMON_TESTLIB)
+tests_unit_check_load_CPPFLAGS = $(CZFS_DAEMON_CPPFLAGS)
+tests_unit_check_load_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
+tests_unit_check_load_LDADD = $(CZFS_DAEMON_LIBS) $(CHECK_LIBS)
+tests_unit_check_writeback_SOURCES = tests/unit/check_writeback.c \
+	$(DAEMON_TESTLIB)
+tests_unit_check_writeback_CPPFLAGS = $(CZFS_DAEMON_CPPFLAGS)
+tests_unit_check_writeback_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
+tests_unit_check_writeback_LDADD = $(CZFS_DAEMON_LIBS) $(CHECK_LIBS)
