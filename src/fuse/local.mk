@@ -6,7 +6,7 @@ noinst_LIBRARIES += src/fuse/libczfsdaemon.a
 bin_PROGRAMS += src/fuse/czfs-fuse
 src_fuse_czfs_fuse_SOURCES = src/fuse/main.c
 src_fuse_libczfsdaemon_a_SOURCES = \
-	src/fuse/daemon.h \
+	src/fuse/daemon.h src/fuse/wentry.h \
 	src/fuse/options.c src/fuse/options.h \
 	src/fuse/setup.c src/fuse/setup.h \
 	src/fuse/thread.c src/fuse/thread.h \

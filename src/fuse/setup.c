@@ -13,6 +13,7 @@
 #include "setup.h"
 #include "staging.h"
 #include "util.h"
+#include "wentry.h"
 
 static void locks_init(struct czfs_daemon *dm)
 {
@@ -42,7 +43,7 @@ static int caches_create(struct czfs_daemon *dm)
 		czfs_err("cannot create the page pool: %s", strerror(-err));
 		return err;
 	}
-	err = czfs_ccache_create(dm->pool, 0, &dm->cc);
+	err = czfs_ccache_create(dm->pool, 0, sizeof(struct czfs_wentry), &dm->cc);
 	if (err)
 		return err;
 	czfs_ccache_set_punch(dm->cc, dm->opts.reclaim_punch);

@@ -22,6 +22,7 @@
 #include "inode.h"
 #include "minode.h"
 #include "ops.h"
+#include "wentry.h"
 #include "writeback.h"
 
 #define CB	(16 * CZFS_BLOCK_SIZE)	/* make_image's clusters */
@@ -141,7 +142,7 @@ START_TEST(a_failed_write_gives_blocks_back_and_stays_dirty)
 	ck_assert_uint_eq(daemon_used_blocks(&dm), used0);	/* given back */
 	ck_assert_uint_eq(mi->ndirty, 1);
 	ck_assert_ptr_eq(mi->dirty[0], e);
-	ck_assert(e->dirty);
+	ck_assert(czfs_wentry_of(e)->dirty);
 	ck_assert_uint_eq(mi->reserved, 16);
 	ck_assert_uint_eq(kind_of(0), CZFS_CLUSTER_HOLE);	/* not linked */
 

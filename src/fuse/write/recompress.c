@@ -24,6 +24,7 @@
 #include "pagepool.h"
 #include "recompress.h"
 #include "util.h"
+#include "wentry.h"
 #include "writeback.h"
 
 /* Clusters taken at a time: at most one writeback transaction's worth
@@ -97,6 +98,7 @@ static int rewrite_one(struct czfs_daemon *dm, struct czfs_minode *mi,
 	struct czfs_inode_info ii;
 	struct czfs_cluster_info ci;
 	struct czfs_centry *e;
+	struct czfs_wentry *we;
 	unsigned n;
 	int err;
 
@@ -114,14 +116,15 @@ static int rewrite_one(struct czfs_daemon *dm, struct czfs_minode *mi,
 	if (err)
 		goto out;
 	pthread_mutex_lock(&mi->lock);
-	if (e->dirty || !e->len || e->page == CZFS_NO_PAGE) {
+	we = czfs_wentry_of(e);
+	if (we->dirty || !e->len || e->page == CZFS_NO_PAGE) {
 		pthread_mutex_unlock(&mi->lock);
 		czfs_ccache_put(dm->cc, e);
 		goto out;
 	}
 	n = DIV_ROUND_UP(e->len, CZFS_BLOCK_SIZE);
-	e->wmask = n >= 64 ? ~0ull : (1ull << n) - 1;
-	e->recompress = true;	/* compressed, even a log's tail */
+	we->wmask = n >= 64 ? ~0ull : (1ull << n) - 1;
+	we->recompress = true;	/* compressed, even a log's tail */
 	/* A promised (fallocated) cluster keeps its promise: the item
 	 * looked up above says whether it has one. */
 	err = czfs_writeback_mark_dirty(dm, mi, e, ci.prealloc);
