@@ -124,14 +124,12 @@ static int wb_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 static int wb_place(struct czfs_daemon *dm, struct czfs_wbrun *run,
 		    const uint8_t *stored, struct czfs_wb_item *w)
 {
-	struct czfs_cluster_header_info h;
-	int err;
+	int err = czfs_wbrun_place(dm, run,
+				   stored + sizeof(struct czfs_cluster_header),
+				   w->ci.clen, &w->run_no, &w->run_off);
 
-	czfs_cluster_header_decode(stored, &h);
-	err = czfs_wbrun_place(dm, run, stored + sizeof(struct czfs_cluster_header),
-			       h.clen, &w->run_no, &w->run_off);
 	w->in_run = !err;
-	w->run_clen = h.clen;
+	w->run_clen = w->ci.clen;
 	return err;
 }
 
