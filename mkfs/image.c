@@ -112,16 +112,7 @@ static int named_cmp(const void *a, const void *b)
 
 static int named_reserve(struct mk_image *im, unsigned n)
 {
-	struct mk_named *v;
-
-	if (n <= im->named_cap)
-		return 0;
-	v = realloc(im->named, n * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	im->named = v;
-	im->named_cap = n;
-	return 0;
+	return CZFS_RESERVE(im->named, n, im->named_cap, 0);
 }
 
 /* Append record idx of ip to dst; returns its size or -errno. */

@@ -118,16 +118,8 @@ static int cmp_ext(const void *a, const void *b)
 static int members_push(struct mk_packer *pk, unsigned n,
 			const struct mk_inode *ip)
 {
-	if (n == pk->cap) {
-		unsigned cap = pk->cap ? pk->cap * 2 : 256;
-		const struct mk_inode **m = realloc(pk->members,
-						    cap * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		pk->members = m;
-		pk->cap = cap;
-	}
+	if (CZFS_GROW(pk->members, n, pk->cap, 256))
+		return -ENOMEM;
 	pk->members[n] = ip;
 	return 0;
 }
@@ -261,16 +253,11 @@ void mk_packs_free(struct mk_packs *ps)
 
 static int pack_slot(struct mk_packs *ps, uint64_t seq)
 {
-	if (seq >= ps->cap) {
-		uint64_t cap = MAX(seq + 1, ps->cap * 2);
-		struct pack *p = realloc(ps->packs, cap * sizeof(*p));
+	uint64_t old = ps->cap;
 
-		if (!p)
-			return -ENOMEM;
-		memset(p + ps->cap, 0, (cap - ps->cap) * sizeof(*p));
-		ps->packs = p;
-		ps->cap = cap;
-	}
+	if (CZFS_RESERVE(ps->packs, seq + 1, ps->cap, 0))
+		return -ENOMEM;
+	memset(ps->packs + old, 0, (ps->cap - old) * sizeof(*ps->packs));
 	ps->npacks = MAX(ps->npacks, seq + 1);
 	return 0;
 }
@@ -298,15 +285,8 @@ int mk_packs_add(struct mk_packs *ps, uint64_t seq,
 	}
 	if (new_window)
 		ps->nmembers = 0;
-	if (ps->nmembers + n > ps->mcap) {
-		unsigned cap = MAX(ps->nmembers + n, ps->mcap * 2);
-		struct mk_member *v = realloc(ps->members, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ps->members = v;
-		ps->mcap = cap;
-	}
+	if (CZFS_RESERVE(ps->members, ps->nmembers + n, ps->mcap, 64))
+		return -ENOMEM;
 	if (n)		/* (a window of copies alone may place none) */
 		memcpy(ps->members + ps->nmembers, m, n * sizeof(*m));
 	ps->nmembers += n;
@@ -414,15 +394,8 @@ int mk_packs_copy(struct mk_packs *ps, uint64_t ino,
 
 int mk_packs_run(struct mk_packs *ps, const struct czfs_pack_info *run)
 {
-	if (ps->nruns == ps->rcap) {
-		uint64_t cap = ps->rcap ? ps->rcap * 2 : 256;
-		struct czfs_pack_info *v = realloc(ps->runs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ps->runs = v;
-		ps->rcap = cap;
-	}
+	if (CZFS_GROW(ps->runs, ps->nruns, ps->rcap, 256))
+		return -ENOMEM;
 	ps->runs[ps->nruns++] = *run;
 	return 0;
 }

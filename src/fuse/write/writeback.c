@@ -28,15 +28,8 @@
 static int dirty_add(struct czfs_daemon *dm, struct czfs_minode *mi,
 		     struct czfs_centry *e)
 {
-	if (mi->ndirty == mi->dirty_cap) {
-		unsigned cap = mi->dirty_cap ? mi->dirty_cap * 2 : 16;
-		struct czfs_centry **n = realloc(mi->dirty, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		mi->dirty = n;
-		mi->dirty_cap = cap;
-	}
+	if (CZFS_GROW(mi->dirty, mi->ndirty, mi->dirty_cap, 16))
+		return -ENOMEM;
 	if (!mi->ndirty)
 		czfs_mi_hold(dm, mi);	/* a dirty inode stays in memory */
 	mi->dirty[mi->ndirty++] = e;
@@ -423,15 +416,8 @@ static void pack_gather(struct czfs_daemon *dm, struct czfs_minode *mi,
 	pthread_mutex_unlock(&mi->lock);
 	if (!fits)
 		return;
-	if (l->n == l->cap) {
-		unsigned cap = l->cap ? l->cap * 2 : 256;
-		struct czfs_wbpack_cand *v = realloc(l->c, cap * sizeof(*v));
-
-		if (!v)
-			return;		/* written back alone */
-		l->c = v;
-		l->cap = cap;
-	}
+	if (CZFS_GROW(l->c, l->n, l->cap, 256))
+		return;		/* written back alone */
 	czfs_mi_hold(dm, mi);
 	l->c[l->n++] = c;
 }
