@@ -10,6 +10,7 @@ src_fuse_libczfsdaemon_a_SOURCES = \
 	src/fuse/options.c src/fuse/options.h \
 	src/fuse/setup.c src/fuse/setup.h \
 	src/fuse/thread.c src/fuse/thread.h \
+	src/fuse/worker.c src/fuse/worker.h \
 	src/fuse/stats.c src/fuse/stats.h \
 	src/fuse/bdi.c src/fuse/bdi.h \
 	src/fuse/loop.c src/fuse/loop.h \

@@ -43,6 +43,7 @@ UNIT_TESTS = \
 	tests/unit/check_room \
 	tests/unit/check_load \
 	tests/unit/check_writeback \
+	tests/unit/check_worker \
 	tests/unit/check_wlog
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -116,3 +117,7 @@ tests_unit_check_writeback_SOURCES = tests/unit/check_writeback.c \
 tests_unit_check_writeback_CPPFLAGS = $(CZFS_DAEMON_CPPFLAGS)
 tests_unit_check_writeback_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 tests_unit_check_writeback_LDADD = $(CZFS_DAEMON_LIBS) $(CHECK_LIBS)
+# The daemon's background threads, built from their source.
+tests_unit_check_worker_SOURCES = tests/unit/check_worker.c \
+	src/fuse/worker.c src/fuse/worker.h
+tests_unit_check_worker_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/fuse
