@@ -4,9 +4,10 @@
  * wbencode.c, wbrun.c, room.c), over an image in memory.  Dirty clusters
  * written back are linked in the tree and read back after a commit, from
  * a copy of the image; a compressible cluster is stored compressed, an
- * incompressible one raw, compressed neighbours as slices of one run; a
- * write that fails gives its blocks back (used blocks unchanged) and
- * leaves the clusters dirty, for the next writeback to store.
+ * incompressible one raw, compressed neighbours as slices of one run,
+ * small files together in one pack (wbpack.c); a write that fails gives
+ * its blocks back (used blocks unchanged) and leaves the clusters dirty,
+ * for the next writeback to store.
  */
 #include "config.h"
 
@@ -32,17 +33,24 @@ static struct czfs_daemon dm;
 static struct czfs_minode *mi;
 static uint8_t data[3][CB], got[3 * CB];
 
-/* INO compresses with LZ4; its in-memory inode in mi. */
-static void setup(void)
+/* ino, empty, compresses with LZ4: its in-memory inode. */
+static struct czfs_minode *lz4_file(uint64_t ino)
 {
 	struct czfs_inode_info ii;
+	struct czfs_minode *m;
 
-	daemon_open(&dm);
-	ck_assert_int_eq(czfs_inode_read(&dm.fs->tree, INO, &ii), 0);
+	ck_assert_int_eq(czfs_inode_read(&dm.fs->tree, ino, &ii), 0);
 	ii.alg = CZFS_ALG_LZ4;
 	ii.size = 0;
 	ck_assert_int_eq(czfs_inode_store(dm.fs, &ii), 0);
-	ck_assert_int_eq(czfs_mi_get(&dm, INO, false, &mi), 0);
+	ck_assert_int_eq(czfs_mi_get(&dm, ino, false, &m), 0);
+	return m;
+}
+
+static void setup(void)
+{
+	daemon_open(&dm);
+	mi = lz4_file(INO);
 }
 
 static void teardown(void)
@@ -67,12 +75,17 @@ static void write_clusters(unsigned n)
 	ck_assert_uint_eq(mi->ndirty, n);
 }
 
-static unsigned kind_of(uint64_t idx)
+static unsigned kind_in(uint64_t ino, uint64_t idx)
 {
 	struct czfs_cluster_info ci;
 
-	item_of(&dm, INO, idx, &ci);
+	item_of(&dm, ino, idx, &ci);
 	return ci.kind;
+}
+
+static unsigned kind_of(uint64_t idx)
+{
+	return kind_in(INO, idx);
 }
 
 /* Commit, then read INO's first n clusters from a copy of the image. */
@@ -124,6 +137,39 @@ START_TEST(compressed_neighbours_share_a_run)
 }
 END_TEST
 
+START_TEST(small_files_share_a_pack)
+{
+	static const unsigned lens[3] = { 1000, 3000, 500 };
+	struct czfs_minode *m[3] = { mi, lz4_file(INO + 1), lz4_file(INO + 2) };
+	struct czfs_codec *codec = czfs_codec_new();
+	int first;
+
+	for (unsigned i = 0; i < 3; i++) {
+		fill_text(data[i], lens[i], i);
+		ck_assert_int_eq(czfs_fuse_do_write(&dm, m[i], data[i], lens[i],
+						    0), lens[i]);
+	}
+	ck_assert_int_eq(czfs_writeback_all(&dm, &first), 0);
+	ck_assert_int_eq(first, 0);
+	ck_assert_uint_eq(atomic_load(&dm.st.packs_written), 1);
+	ck_assert_uint_eq(atomic_load(&dm.st.packed_files), 3);
+	ck_assert_int_eq(czfs_fs_commit(dm.fs), 0);
+	for (unsigned i = 0; i < 3; i++) {
+		struct czfs_inode_info ii;
+
+		ck_assert_uint_eq(m[i]->ndirty, 0);
+		ck_assert_uint_eq(kind_in(INO + i, 0), CZFS_CLUSTER_PACKED);
+		ck_assert_int_eq(czfs_inode_read(&dm.fs->tree, INO + i, &ii), 0);
+		ck_assert_int_eq(czfs_file_pread(dm.fs, codec, &ii, got, CB, 0),
+				 lens[i]);
+		ck_assert_mem_eq(got, data[i], lens[i]);
+	}
+	czfs_mi_put(&dm, m[1]);
+	czfs_mi_put(&dm, m[2]);
+	czfs_codec_free(codec);
+}
+END_TEST
+
 /* _i: 0, a raw cluster (room_write); 1, a compressed one (a run). */
 START_TEST(a_failed_write_gives_blocks_back_and_stays_dirty)
 {
@@ -165,6 +211,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, compressible_compressed_incompressible_raw);
 	tcase_add_test(tc, compressed_neighbours_share_a_run);
+	tcase_add_test(tc, small_files_share_a_pack);
 	tcase_add_loop_test(tc, a_failed_write_gives_blocks_back_and_stays_dirty,
 			    0, 2);
 	suite_add_tcase(s, tc);
