@@ -224,7 +224,7 @@ struct mk_packs {
 	uint64_t npacks, cap;
 	struct pack *fpacks;		/* of copied files' clusters, in order */
 	struct shared *shared;		/* the same, with their file */
-	uint64_t nfpacks, fcap;
+	uint64_t nfpacks, fcap, scap;
 	struct czfs_pack_info *runs;	/* runs of slices, in order */
 	uint64_t nruns, rcap;
 	struct mk_member *members;	/* of the window, sorted by ino */
@@ -334,18 +334,9 @@ int mk_packs_share(struct mk_packs *ps, uint64_t ino, uint64_t index,
 		   const struct czfs_cluster_info *ci,
 		   struct czfs_cluster_info *packed)
 {
-	if (ps->nfpacks == ps->fcap) {
-		uint64_t cap = ps->fcap ? ps->fcap * 2 : 256;
-		struct pack *p = realloc(ps->fpacks, cap * sizeof(*p));
-		struct shared *s = p ? realloc(ps->shared, cap * sizeof(*s)) : NULL;
-
-		if (p)
-			ps->fpacks = p;
-		if (!s)
-			return -ENOMEM;
-		ps->shared = s;
-		ps->fcap = cap;
-	}
+	if (CZFS_GROW(ps->fpacks, ps->nfpacks, ps->fcap, 256) ||
+	    CZFS_GROW(ps->shared, ps->nfpacks, ps->scap, 256))
+		return -ENOMEM;
 	ps->fpacks[ps->nfpacks] = (struct pack){ *ci, 1 };
 	ps->shared[ps->nfpacks] = (struct shared){ ino, index, ps->nfpacks };
 	ps->nfpacks++;
