@@ -166,8 +166,8 @@ void *fsck_vec_push(struct fsck_vec *vec, const void *elem)
 	void *slot;
 
 	if (vec->n == vec->cap) {
-		size_t cap = vec->cap ? vec->cap * 2 : 64;
-		void *v = realloc(vec->v, cap * vec->size);
+		size_t cap = czfs_grow_cap(vec->cap, vec->n + 1, 64, vec->size);
+		void *v = cap ? realloc(vec->v, cap * vec->size) : NULL;
 
 		if (!v)
 			return NULL;

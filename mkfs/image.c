@@ -112,16 +112,7 @@ static int named_cmp(const void *a, const void *b)
 
 static int named_reserve(struct mk_image *im, unsigned n)
 {
-	struct mk_named *v;
-
-	if (n <= im->named_cap)
-		return 0;
-	v = realloc(im->named, n * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	im->named = v;
-	im->named_cap = n;
-	return 0;
+	return CZFS_RESERVE(im->named, n, im->named_cap, 0);
 }
 
 /* Append record idx of ip to dst; returns its size or -errno. */
@@ -295,16 +286,14 @@ static int add_slice(struct mk_image *im, uint64_t ino,
 {
 	uint8_t val[sizeof(struct czfs_cluster) + CZFS_INLINE_MAX];
 	const uint8_t *stored = c->out + cl->out_off;
-	struct czfs_cluster_header_info h;
 	struct czfs_cluster_info slice;
 	struct czfs_pack_info closed;
 	void *item;
 	int err;
 
-	czfs_cluster_header_decode(stored, &h);
 	err = mk_runs_place(im->runs, &im->w, ino, &cl->ci,
-			    stored + sizeof(struct czfs_cluster_header), h.clen,
-			    &slice, &closed);
+			    stored + sizeof(struct czfs_cluster_header),
+			    cl->ci.clen, &slice, &closed);
 	if (!err)
 		err = run_closed(im, &closed);
 	if (!err)
@@ -315,7 +304,7 @@ static int add_slice(struct mk_image *im, uint64_t ino,
 	mk_runs_pending(im->runs, item);
 	im->incompat |= czfs_alg_feature(slice.alg);
 	im->inode_inline += czfs_cluster_shared_bytes(&slice);
-	im->pr->bytes_out += h.clen;
+	im->pr->bytes_out += cl->ci.clen;
 	return 0;
 }
 
@@ -371,14 +360,13 @@ static int add_cluster(struct mk_image *im, uint64_t ino,
 static int slice_pack(struct mk_image *im, const struct mk_chunk *c,
 		      struct czfs_cluster_info *ci, uint64_t *tag)
 {
-	struct czfs_cluster_header_info h;
+	uint32_t clen = ci->clen;
 	struct czfs_pack_info closed;
 	struct czfs_cluster_info slice;
 	int err;
 
-	czfs_cluster_header_decode(c->out, &h);
 	err = mk_runs_place(im->pruns, &im->w, 0, ci,
-			    c->out + sizeof(struct czfs_cluster_header), h.clen,
+			    c->out + sizeof(struct czfs_cluster_header), clen,
 			    &slice, &closed);
 	if (!err)
 		err = run_closed(im, &closed);
@@ -388,7 +376,7 @@ static int slice_pack(struct mk_image *im, const struct mk_chunk *c,
 	*tag = mk_runs_open_number(im->pruns) + 1;
 	*ci = slice;
 	im->incompat |= CZFS_FEATURE_INCOMPAT_SLICED_PACKS;
-	im->pr->bytes_out += h.clen;
+	im->pr->bytes_out += clen;
 	return 0;
 }
 

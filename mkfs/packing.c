@@ -118,16 +118,8 @@ static int cmp_ext(const void *a, const void *b)
 static int members_push(struct mk_packer *pk, unsigned n,
 			const struct mk_inode *ip)
 {
-	if (n == pk->cap) {
-		unsigned cap = pk->cap ? pk->cap * 2 : 256;
-		const struct mk_inode **m = realloc(pk->members,
-						    cap * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		pk->members = m;
-		pk->cap = cap;
-	}
+	if (CZFS_GROW(pk->members, n, pk->cap, 256))
+		return -ENOMEM;
 	pk->members[n] = ip;
 	return 0;
 }
@@ -232,7 +224,7 @@ struct mk_packs {
 	uint64_t npacks, cap;
 	struct pack *fpacks;		/* of copied files' clusters, in order */
 	struct shared *shared;		/* the same, with their file */
-	uint64_t nfpacks, fcap;
+	uint64_t nfpacks, fcap, scap;
 	struct czfs_pack_info *runs;	/* runs of slices, in order */
 	uint64_t nruns, rcap;
 	struct mk_member *members;	/* of the window, sorted by ino */
@@ -261,16 +253,11 @@ void mk_packs_free(struct mk_packs *ps)
 
 static int pack_slot(struct mk_packs *ps, uint64_t seq)
 {
-	if (seq >= ps->cap) {
-		uint64_t cap = MAX(seq + 1, ps->cap * 2);
-		struct pack *p = realloc(ps->packs, cap * sizeof(*p));
+	uint64_t old = ps->cap;
 
-		if (!p)
-			return -ENOMEM;
-		memset(p + ps->cap, 0, (cap - ps->cap) * sizeof(*p));
-		ps->packs = p;
-		ps->cap = cap;
-	}
+	if (CZFS_RESERVE(ps->packs, seq + 1, ps->cap, 0))
+		return -ENOMEM;
+	memset(ps->packs + old, 0, (ps->cap - old) * sizeof(*ps->packs));
 	ps->npacks = MAX(ps->npacks, seq + 1);
 	return 0;
 }
@@ -298,15 +285,8 @@ int mk_packs_add(struct mk_packs *ps, uint64_t seq,
 	}
 	if (new_window)
 		ps->nmembers = 0;
-	if (ps->nmembers + n > ps->mcap) {
-		unsigned cap = MAX(ps->nmembers + n, ps->mcap * 2);
-		struct mk_member *v = realloc(ps->members, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ps->members = v;
-		ps->mcap = cap;
-	}
+	if (CZFS_RESERVE(ps->members, ps->nmembers + n, ps->mcap, 64))
+		return -ENOMEM;
 	if (n)		/* (a window of copies alone may place none) */
 		memcpy(ps->members + ps->nmembers, m, n * sizeof(*m));
 	ps->nmembers += n;
@@ -354,18 +334,9 @@ int mk_packs_share(struct mk_packs *ps, uint64_t ino, uint64_t index,
 		   const struct czfs_cluster_info *ci,
 		   struct czfs_cluster_info *packed)
 {
-	if (ps->nfpacks == ps->fcap) {
-		uint64_t cap = ps->fcap ? ps->fcap * 2 : 256;
-		struct pack *p = realloc(ps->fpacks, cap * sizeof(*p));
-		struct shared *s = p ? realloc(ps->shared, cap * sizeof(*s)) : NULL;
-
-		if (p)
-			ps->fpacks = p;
-		if (!s)
-			return -ENOMEM;
-		ps->shared = s;
-		ps->fcap = cap;
-	}
+	if (CZFS_GROW(ps->fpacks, ps->nfpacks, ps->fcap, 256) ||
+	    CZFS_GROW(ps->shared, ps->nfpacks, ps->scap, 256))
+		return -ENOMEM;
 	ps->fpacks[ps->nfpacks] = (struct pack){ *ci, 1 };
 	ps->shared[ps->nfpacks] = (struct shared){ ino, index, ps->nfpacks };
 	ps->nfpacks++;
@@ -414,15 +385,8 @@ int mk_packs_copy(struct mk_packs *ps, uint64_t ino,
 
 int mk_packs_run(struct mk_packs *ps, const struct czfs_pack_info *run)
 {
-	if (ps->nruns == ps->rcap) {
-		uint64_t cap = ps->rcap ? ps->rcap * 2 : 256;
-		struct czfs_pack_info *v = realloc(ps->runs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ps->runs = v;
-		ps->rcap = cap;
-	}
+	if (CZFS_GROW(ps->runs, ps->nruns, ps->rcap, 256))
+		return -ENOMEM;
 	ps->runs[ps->nruns++] = *run;
 	return 0;
 }

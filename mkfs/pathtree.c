@@ -75,15 +75,8 @@ struct mk_inode *mk_pt_inode(struct mk_pathtree *pt)
 {
 	struct mk_inode *ip;
 
-	if (pt->nall == pt->all_cap) {
-		size_t cap = pt->all_cap ? pt->all_cap * 2 : 1024;
-		struct mk_inode **n = realloc(pt->all, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		pt->all = n;
-		pt->all_cap = cap;
-	}
+	if (CZFS_GROW(pt->all, pt->nall, pt->all_cap, 1024))
+		return NULL;
 	ip = calloc(1, sizeof(*ip));
 	if (ip)
 		pt->all[pt->nall++] = ip;

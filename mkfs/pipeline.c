@@ -261,15 +261,8 @@ static int read_tail(struct mk_pipe *p, const struct mk_inode *ip,
 
 static int member_push(struct slot *s, const struct mk_member *m)
 {
-	if (s->c.nmembers == s->members_cap) {
-		unsigned cap = s->members_cap ? s->members_cap * 2 : 64;
-		struct mk_member *v = realloc(s->c.members, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->c.members = v;
-		s->members_cap = cap;
-	}
+	if (CZFS_GROW(s->c.members, s->c.nmembers, s->members_cap, 64))
+		return -ENOMEM;
 	s->c.members[s->c.nmembers++] = *m;
 	return 0;
 }

@@ -102,15 +102,8 @@ static void patch(void *item, uint64_t base)
 /* Note the base of the run closed now (number st.runs). */
 static int note_base(struct mk_runs *rs, uint64_t base)
 {
-	if (rs->st.runs == rs->bases_cap) {
-		uint64_t cap = rs->bases_cap ? 2 * rs->bases_cap : 64;
-		uint64_t *v = realloc(rs->bases, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		rs->bases = v;
-		rs->bases_cap = cap;
-	}
+	if (CZFS_GROW(rs->bases, rs->st.runs, rs->bases_cap, 64))
+		return -ENOMEM;
 	rs->bases[rs->st.runs] = base;
 	return 0;
 }
@@ -207,15 +200,8 @@ int mk_runs_place(struct mk_runs *rs, struct mk_writer *w, uint64_t ino,
 		if (err)
 			return err;
 	}
-	if (rs->n == rs->cap) {
-		unsigned cap = rs->cap ? 2 * rs->cap : 64;
-		struct run_slice *v = realloc(rs->sl, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		rs->sl = v;
-		rs->cap = cap;
-	}
+	if (CZFS_GROW(rs->sl, rs->n, rs->cap, 64))
+		return -ENOMEM;
 	memcpy(rs->buf + rs->used, payload, clen);
 	czfs_cluster_slice_make(c, 0, rs->used, clen, slice);
 	rs->sl[rs->n] = (struct run_slice){
@@ -249,15 +235,8 @@ bool mk_runs_base(const struct mk_runs *rs, uint64_t number, uint64_t *base)
 
 int mk_runs_patch_later(struct mk_runs *rs, void *item)
 {
-	if (rs->nlater == rs->later_cap) {
-		unsigned cap = rs->later_cap ? 2 * rs->later_cap : 64;
-		void **v = realloc(rs->later, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		rs->later = v;
-		rs->later_cap = cap;
-	}
+	if (CZFS_GROW(rs->later, rs->nlater, rs->later_cap, 64))
+		return -ENOMEM;
 	rs->later[rs->nlater++] = item;
 	return 0;
 }

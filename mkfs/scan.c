@@ -60,15 +60,8 @@ static int scan_fail(struct scan_ctx *c, const char *rel, int err)
 
 int mk_tree_add(struct mk_tree *t, struct mk_inode *ip)
 {
-	if (t->count == t->cap) {
-		uint64_t cap = t->cap ? t->cap * 2 : 1024;
-		struct mk_inode **n = realloc(t->inodes, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->inodes = n;
-		t->cap = cap;
-	}
+	if (CZFS_GROW(t->inodes, t->count, t->cap, 1024))
+		return -ENOMEM;
 	if (t->count >= CZFS_MAX_INO)
 		return -EOVERFLOW;
 	t->inodes[t->count++] = ip;
@@ -378,15 +371,8 @@ static int read_names(struct mk_inode *dir, DIR *d)
 			return -errno;
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (dir->ndents == cap) {
-			struct mk_dentry *n;
-
-			cap = cap ? cap * 2 : 16;
-			n = realloc(dir->dents, cap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			dir->dents = n;
-		}
+		if (CZFS_GROW(dir->dents, dir->ndents, cap, 16))
+			return -ENOMEM;
 		dir->dents[dir->ndents].name = strdup(e->d_name);
 		if (!dir->dents[dir->ndents].name)
 			return -ENOMEM;

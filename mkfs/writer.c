@@ -40,17 +40,14 @@ static int bump_alloc(struct czfs_allocator *a, uint64_t n, uint64_t *blkaddr)
 static void bump_free(struct czfs_allocator *a, uint64_t blkaddr, uint64_t n)
 {
 	struct mk_writer *w = container_of(a, struct mk_writer, alloc);
-	struct mk_range *r;
 
 	if (blkaddr + n == w->next) {
 		w->next = blkaddr;
 		return;
 	}
-	r = realloc(w->freed, (w->nfreed + 1) * sizeof(*r));
-	if (!r)
+	if (CZFS_GROW(w->freed, w->nfreed, w->freed_cap, 16))
 		return;		/* the blocks merely stay marked used */
-	w->freed = r;
-	r[w->nfreed++] = (struct mk_range){ blkaddr, n };
+	w->freed[w->nfreed++] = (struct mk_range){ blkaddr, n };
 }
 
 int mk_writer_alloc(struct mk_writer *w, uint64_t n, uint64_t *blkaddr)

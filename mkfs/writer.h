@@ -52,7 +52,7 @@ struct mk_writer {
 	bool discard;			/* past limit: writes are dropped */
 	/* private to writer.c */
 	struct mk_range *freed;
-	unsigned nfreed;
+	unsigned nfreed, freed_cap;
 	struct mk_io io;
 	uint8_t *batch;			/* the io buffer being filled */
 	uint64_t batch_blk;

@@ -28,6 +28,7 @@ struct czfs_ccache {
 	uint64_t hmask;
 	struct czfs_centry lru;		/* list head: next = oldest */
 	uint64_t nr, max;
+	size_t entry_size;		/* the owner's, its state after the entry */
 	unsigned wait_ms;
 	bool punch;
 	unsigned (*shrink)(void *arg);	/* czfs_ccache_set_shrinker */
@@ -178,12 +179,14 @@ static void evict_to_target(struct czfs_ccache *cc)
 }
 
 int czfs_ccache_create(struct czfs_pool *pool, unsigned max_entries,
-		       struct czfs_ccache **out)
+		       size_t entry_size, struct czfs_ccache **out)
 {
 	struct czfs_pool_stats ps;
 	struct czfs_ccache *cc;
 	uint64_t buckets = 1024;
 
+	if (entry_size < sizeof(struct czfs_centry))
+		return -EINVAL;
 	czfs_pool_get_stats(pool, &ps);
 	cc = calloc(1, sizeof(*cc));
 	if (!cc)
@@ -197,6 +200,7 @@ int czfs_ccache_create(struct czfs_pool *pool, unsigned max_entries,
 		return -ENOMEM;
 	}
 	cc->hmask = buckets - 1;
+	cc->entry_size = entry_size;
 	cc->pool = pool;
 	cc->target = cc->low = cc->ceiling = ps.pages;
 	cc->wait_ms = CZFS_CCACHE_WAIT_MS;
@@ -232,7 +236,7 @@ void czfs_ccache_destroy(struct czfs_ccache *cc)
 static struct czfs_centry *insert_loading(struct czfs_ccache *cc, uint64_t ino,
 					  uint64_t idx)
 {
-	struct czfs_centry *e = calloc(1, sizeof(*e));
+	struct czfs_centry *e = calloc(1, cc->entry_size);
 	uint64_t b;
 
 	if (!e)

@@ -13,8 +13,8 @@
 #ifndef CZFS_CCACHE_H
 #define CZFS_CCACHE_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct czfs_pool;
@@ -24,24 +24,17 @@ enum czfs_centry_state {
 	CZFS_CE_READY,
 };
 
+/*
+ * A cached cluster.  Its owner may keep per-entry state of its own after
+ * it (czfs_ccache_create's entry_size): the cache allocates and zeroes
+ * that much for each entry, this struct first, and never reads the rest.
+ */
 struct czfs_centry {
 	uint64_t ino, idx;
 	uint32_t page;			/* first page of the run, or NO_PAGE */
 	uint8_t order;			/* run of 2^order pages */
 	uint8_t state;			/* enum czfs_centry_state */
 	uint32_t len;			/* bytes of file data held */
-	/* The writer's: newer than the image (the owner's dirty list holds a
-	 * reference, so it is never evicted), and a count of its writes. */
-	bool dirty;
-	uint32_t wseq;
-	uint64_t wmask;			/* bit i: block i written since it was
-					 * loaded or last written back */
-	bool recompress;		/* wmask set whole by the recompression,
-					 * not by a write since: encoded, never
-					 * block by block (writeback.c) */
-	atomic_bool partial;		/* only the wmask blocks hold data: a
-					 * write of whole blocks did not load
-					 * it (load.h: czfs_load_blocks) */
 	/* private to ccache.c */
 	unsigned refs;
 	bool dead;			/* failed or invalidated: not in the hash */
@@ -56,16 +49,6 @@ static inline void czfs_centry_pages(const struct czfs_centry *e,
 		pages[i] = e->page + i;
 }
 
-/* Bytes [from, to) of e's cluster were written: their blocks' bits in
- * e->wmask (the writer's lock held). */
-static inline void czfs_centry_written(struct czfs_centry *e, uint64_t from,
-				       uint64_t to)
-{
-	for (uint64_t b = from / 4096; from < to && b <= (to - 1) / 4096 && b < 64; b++)
-		e->wmask |= 1ull << b;
-	e->recompress = false;
-}
-
 struct czfs_ccache;
 
 struct czfs_ccache_stats {
@@ -74,9 +57,10 @@ struct czfs_ccache_stats {
 	uint64_t lru_pages, target;	/* unreferenced entries' pages; their cap */
 };
 
-/* A cache over pool holding at most max_entries entries (0 = pool pages). */
+/* A cache over pool holding at most max_entries entries (0 = pool pages),
+ * each of entry_size bytes (>= sizeof(struct czfs_centry)). */
 int czfs_ccache_create(struct czfs_pool *pool, unsigned max_entries,
-		       struct czfs_ccache **out);
+		       size_t entry_size, struct czfs_ccache **out);
 void czfs_ccache_destroy(struct czfs_ccache *cc);	/* accepts NULL */
 
 #define CZFS_CC_CREATE	0x01	/* insert a LOADING entry when absent */

@@ -6,9 +6,11 @@ noinst_LIBRARIES += src/fuse/libczfsdaemon.a
 bin_PROGRAMS += src/fuse/czfs-fuse
 src_fuse_czfs_fuse_SOURCES = src/fuse/main.c
 src_fuse_libczfsdaemon_a_SOURCES = \
-	src/fuse/daemon.h \
+	src/fuse/daemon.h src/fuse/wentry.h \
 	src/fuse/options.c src/fuse/options.h \
+	src/fuse/setup.c src/fuse/setup.h \
 	src/fuse/thread.c src/fuse/thread.h \
+	src/fuse/worker.c src/fuse/worker.h \
 	src/fuse/stats.c src/fuse/stats.h \
 	src/fuse/bdi.c src/fuse/bdi.h \
 	src/fuse/loop.c src/fuse/loop.h \

@@ -23,11 +23,11 @@
 #include "ops.h"
 #include "options.h"
 #include "packcache.h"
-#include "pagepool.h"
 #include "recompress.h"
 #include "remote.h"
 #include "remount.h"
 #include "room.h"
+#include "setup.h"
 #include "staging.h"
 #include "stream.h"
 #include "url.h"
@@ -143,70 +143,21 @@ static int daemon_setup(struct czfs_daemon *dm)
 			 (dm->opts.nodiscard ? 0 : CZFS_OPEN_DISCARD),
 		.log_writes = dm->opts.log_writes,
 	};
-	pthread_rwlockattr_t rwa;
-	int err;
+	int err = czfs_daemon_init(dm);
 
-	pthread_mutex_init(&dm->open_lock, NULL);
-	pthread_mutex_init(&dm->partial_lock, NULL);
-	pthread_rwlockattr_init(&rwa);
-	pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&dm->take_lock, &rwa);
-	pthread_rwlockattr_destroy(&rwa);
 	czfs_rdplus_init(&dm->rdp);
-	err = czfs_image_open(dm->opts.image, &fo, &dm->opts.remote, &dm->fs);
+	if (!err)
+		err = czfs_image_open(dm->opts.image, &fo, &dm->opts.remote,
+				      &dm->fs);
 	if (!err && !dm->opts.ro)
 		err = mount_rw(dm);
 	if (!err)	/* checkpoints punch after fs->lock (flusher.c) */
 		dm->fs->defer_discard = true;
 	if (!err && !dm->opts.ro)	/* an fsync's checkpoint: one flush */
 		err = czfs_fs_cover(dm->fs, COVER_BLOCKS);
-	if (!err)
-		err = czfs_itable_create(&dm->it);
 	if (!err && !dm->opts.ro && dm->opts.recompress)
 		err = czfs_cold_create(&dm->cold);
-	if (err)
-		return err;
-	err = czfs_pool_create(dm->opts.cache_size, dm->opts.reserved_pages,
-			       &dm->pool);
-	if (err) {
-		czfs_err("cannot create the page pool: %s", strerror(-err));
-		return err;
-	}
-	err = czfs_ccache_create(dm->pool, 0, &dm->cc);
-	if (err)
-		return err;
-	czfs_ccache_set_punch(dm->cc, dm->opts.reclaim_punch);
-	err = czfs_ccache_set_low(dm->cc, dm->opts.cache_min / CZFS_BLOCK_SIZE);
-	if (err)
-		return err;
-	/* Decoded packs are malloc'd, outside the pool: an idle tick frees
-	 * them (daemon_idle). */
-	err = czfs_pcache_create((unsigned)MAX(CZFS_PACKS_CACHED_MIN,
-		dm->opts.cache_size / 8 / CZFS_PACK_MAX_ULEN), &dm->pc);
-	if (err)
-		return err;
-	/* An eighth of the pool for staged requests, half for what FUSE
-	 * reads hold (their clusters and compressed input); the rest stays
-	 * free to load into, so every load can make progress.  Staged
-	 * requests are memory in use, beyond the trims: no more than
-	 * cache_min of them (a walk's streams each keep a staged tail), or
-	 * eight requests. */
-	dm->stage_budget = MIN(dm->opts.cache_size / 8,
-			       MAX(dm->opts.cache_min, 8 * dm->opts.max_request)) /
-			   CZFS_BLOCK_SIZE;
-	dm->admit_total = dm->admit_free = dm->opts.cache_size / CZFS_BLOCK_SIZE / 2;
-	pthread_mutex_init(&dm->admit_lock, NULL);
-	pthread_cond_init(&dm->admit_cond, NULL);
-	pthread_mutex_init(&dm->push_lock, NULL);
-	pthread_mutex_init(&dm->grow_lock, NULL);
-	pthread_cond_init(&dm->push_cond, NULL);
-	pthread_mutex_init(&dm->stg_lock, NULL);
-	czfs_ccache_set_shrinker(dm->cc, czfs_staging_reclaim, dm);
-	dm->io.max_request = (uint32_t)dm->opts.max_request;
-	dm->io.aligned = !dm->opts.unaligned;
-	dm->io.st = &dm->st.io;
-	return czfs_wincache_create(dm->pool, &(struct czfs_wincache_opts){
-		.mode = dm->opts.map, .bounce = !dm->opts.map_slots }, &dm->wc);
+	return err;
 }
 
 /* Nothing read for a tick: staged reads ahead and decoded packs wait
@@ -253,11 +204,7 @@ static void daemon_teardown(struct czfs_daemon *dm)
 	czfs_wbpool_stop(dm->wp);	/* no writeback any more */
 	dm->wp = NULL;
 	czfs_cold_destroy(dm->cold);	/* no writeback notes any more */
-	czfs_itable_destroy(dm);
-	czfs_wincache_destroy(dm->wc);
-	czfs_ccache_destroy(dm->cc);
-	czfs_pcache_destroy(dm->pc);
-	czfs_pool_destroy(dm->pool);
+	czfs_daemon_free(dm);
 	czfs_fs_close(dm->fs);
 	czfs_rdplus_destroy(&dm->rdp);
 }

@@ -334,15 +334,8 @@ int czfs_mi_store(struct czfs_fs *fs, struct czfs_minode *mi,
 static int list_add(struct czfs_minode ***list, size_t *n, size_t *cap,
 		    struct czfs_minode *mi)
 {
-	if (*n == *cap) {
-		size_t want = *cap ? *cap * 2 : 256;
-		struct czfs_minode **grown = realloc(*list, want * sizeof(**list));
-
-		if (!grown)
-			return -ENOMEM;
-		*list = grown;
-		*cap = want;
-	}
+	if (CZFS_GROW(*list, *n, *cap, 256))
+		return -ENOMEM;
 	mi->refs++;
 	(*list)[(*n)++] = mi;
 	return 0;

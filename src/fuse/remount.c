@@ -14,10 +14,10 @@
 #include "log.h"
 #include "mountinfo.h"
 #include "remount.h"
+#include "worker.h"
 
 struct czfs_remount {
-	pthread_t thread;
-	atomic_bool stop;
+	struct czfs_worker w;		/* one thread, in sigwait */
 };
 
 struct find_mount {
@@ -73,7 +73,7 @@ static void *remount_thread(void *arg)
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
-	while (!sigwait(&set, &sig) && !atomic_load(&dm->rm->stop))
+	while (!sigwait(&set, &sig) && !czfs_worker_stopped(&dm->rm->w))
 		if (dm->fl && dm->mountpoint)	/* started read-write */
 			follow_kernel(dm);
 	return NULL;
@@ -91,12 +91,11 @@ int czfs_remount_start(struct czfs_daemon *dm)
 	sigaddset(&set, SIGUSR1);
 	err = -pthread_sigmask(SIG_BLOCK, &set, NULL);
 	dm->rm = rm;
+	czfs_worker_init(&rm->w);
 	if (!err)
-		err = -pthread_create(&rm->thread, NULL, remount_thread, dm);
-	if (err) {
-		dm->rm = NULL;
-		free(rm);
-	}
+		err = czfs_worker_run(&rm->w, 1, remount_thread, dm);
+	if (err)
+		czfs_remount_stop(dm);
 	return err;
 }
 
@@ -106,9 +105,11 @@ void czfs_remount_stop(struct czfs_daemon *dm)
 
 	if (!rm)
 		return;
-	atomic_store(&rm->stop, true);
-	pthread_kill(rm->thread, SIGUSR1);
-	pthread_join(rm->thread, NULL);
+	czfs_worker_stop(&rm->w);
+	for (unsigned i = 0; i < rm->w.n; i++)	/* out of sigwait */
+		pthread_kill(rm->w.threads[i], SIGUSR1);
+	czfs_worker_join(&rm->w);
+	czfs_worker_free(&rm->w);
 	dm->rm = NULL;
 	free(rm);
 }

@@ -27,15 +27,8 @@ static struct mem_bdev *to_mem(struct czfs_bdev *b)
 /* Log the request and decide whether it fails.  Called with lock held. */
 static int mem_begin(struct mem_bdev *mb, char op, uint64_t off, uint64_t len)
 {
-	if (mb->nlog == mb->log_cap) {
-		size_t cap = mb->log_cap ? mb->log_cap * 2 : 64;
-		struct czfs_bdev_req *log = realloc(mb->log, cap * sizeof(*log));
-
-		if (!log)
-			return -ENOMEM;
-		mb->log = log;
-		mb->log_cap = cap;
-	}
+	if (CZFS_GROW(mb->log, mb->nlog, mb->log_cap, 64))
+		return -ENOMEM;
 	mb->log[mb->nlog++] = (struct czfs_bdev_req){ op, off, len };
 	czfs_bdev_account(&mb->b, op, len);
 	if ((mb->b.flags & CZFS_BDEV_DIRECT) && op != 'f' &&
@@ -90,16 +83,12 @@ static int mem_readv(struct czfs_bdev *b, const struct iovec *iov, int cnt,
 
 static int mem_grow(struct mem_bdev *mb, uint64_t size)
 {
-	if (size > mb->cap) {
-		uint64_t cap = MAX(size, mb->cap * 2);
-		uint8_t *data = realloc(mb->data, cap);
+	uint64_t old = mb->cap;
 
-		if (!data)
-			return -ENOMEM;
-		memset(data + mb->cap, 0, cap - mb->cap);
-		mb->data = data;
-		mb->cap = cap;
-	}
+	if (CZFS_RESERVE(mb->data, size, mb->cap, 0))
+		return -ENOMEM;
+	if (mb->cap > old)
+		memset(mb->data + old, 0, mb->cap - old);
 	if (size < mb->b.size)
 		memset(mb->data + size, 0, mb->b.size - size);
 	mb->b.size = size;

@@ -139,15 +139,8 @@ static int open_leaf(struct czfs_btree_builder *b)
 {
 	uint8_t *leaf;
 
-	if (b->nleaves == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64;
-		uint8_t **leaves = realloc(b->leaves, cap * sizeof(*leaves));
-
-		if (!leaves)
-			return -ENOMEM;
-		b->leaves = leaves;
-		b->cap = cap;
-	}
+	if (CZFS_GROW(b->leaves, b->nleaves, b->cap, 64))
+		return -ENOMEM;
 	leaf = node_buf(b->gen, 0);
 	if (!leaf)
 		return -ENOMEM;

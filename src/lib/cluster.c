@@ -392,6 +392,7 @@ static void emit_compressed(const struct czfs_cluster_policy *pol,
 	ci->alg = pol->alg;
 	ci->nblocks = nblocks;
 	ci->checksum = crc;
+	ci->clen = clen;
 	*out_len = nblocks * CZFS_BLOCK_SIZE;
 }
 

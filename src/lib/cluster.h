@@ -38,6 +38,9 @@ struct czfs_cluster_info {
 	uint32_t slice_off;		/* payload start in block blkaddr */
 	uint32_t slice_len;		/* payload bytes */
 	uint64_t run;			/* its run's first block */
+	/* COMPRESSED as czfs_cluster_encode made it: the payload's bytes
+	 * after the header (not in the item: 0 when decoded) */
+	uint32_t clen;
 	/* BLOCKMAP being written: bit i set when entry i is a block written
 	 * now (else kept from the item it replaces); not stored */
 	uint64_t fresh;
@@ -158,7 +161,8 @@ struct czfs_cluster_policy {
  *                                                   blocks
  * For extent kinds out holds *out_len = nblocks * 4 KiB bytes to write,
  * padding zeroed; for inline kinds out holds the payload and *out_len its
- * length.  ci is filled except blkaddr; ci->inline_data points into out.
+ * length.  ci is filled except blkaddr (a compressed cluster's payload
+ * length in ci->clen); ci->inline_data points into out.
  * Returns 0, -ENOMEM, or -EINVAL when ulen is out of range.
  */
 int czfs_cluster_encode(struct czfs_codec *codec,

@@ -36,6 +36,24 @@ bad:
 	return -EFSCORRUPTED;
 }
 
+static int dentry_rec_next(const void *val, unsigned size, unsigned *pos,
+			   void *rec)
+{
+	return czfs_dentry_next(val, size, pos, rec);
+}
+
+static void dentry_rec_name(const void *rec, const char **name, unsigned *len)
+{
+	const struct czfs_dirent *de = rec;
+
+	*name = de->name;
+	*len = de->name_len;
+}
+
+const struct czfs_rec_kind czfs_dentry_recs = {
+	dentry_rec_next, dentry_rec_name
+};
+
 unsigned czfs_dentry_encode(void *dst, uint64_t ino, unsigned type,
 			    const char *name, unsigned name_len)
 {
@@ -62,16 +80,13 @@ static int lookup_item(void *arg, const struct czfs_key *key, const void *val,
 {
 	struct lookup_ctx *lc = arg;
 	struct czfs_dirent de;
-	unsigned pos = 0;
-	int ret;
+	unsigned at, end;
+	int ret = czfs_rec_find(&czfs_dentry_recs, val, size, lc->name,
+				lc->name_len, &de, &at, &end);
 
-	while ((ret = czfs_dentry_next(val, size, &pos, &de)) > 0) {
-		if (de.name_len == lc->name_len &&
-		    !memcmp(de.name, lc->name, lc->name_len)) {
-			lc->ino = de.ino;
-			lc->type = de.type;
-			return 1;
-		}
+	if (ret > 0) {
+		lc->ino = de.ino;
+		lc->type = de.type;
 	}
 	return ret;
 }

@@ -28,6 +28,9 @@ struct czfs_dirent {
  */
 int czfs_dentry_next(const void *val, unsigned len, unsigned *pos,
 		     struct czfs_dirent *de);
+/* The same for czfs_rec_find (hash.h): records of struct czfs_dirent. */
+struct czfs_rec_kind;
+extern const struct czfs_rec_kind czfs_dentry_recs;
 
 /* Append one record to dst; returns its size (12 + name_len). */
 unsigned czfs_dentry_encode(void *dst, uint64_t ino, unsigned type,

@@ -28,18 +28,13 @@ static int find_record(const uint8_t *val, unsigned size, const char *name,
 		       size_t len, unsigned *at, unsigned *rec_len,
 		       struct czfs_dirent *found)
 {
-	unsigned pos = 0, start = 0;
-	int ret;
+	unsigned end;
+	int ret = czfs_rec_find(&czfs_dentry_recs, val, size, name, len, found,
+				at, &end);
 
-	while ((ret = czfs_dentry_next(val, size, &pos, found)) > 0) {
-		if (found->name_len == len && !memcmp(found->name, name, len)) {
-			*at = start;
-			*rec_len = pos - start;
-			return 0;
-		}
-		start = pos;
-	}
-	return ret < 0 ? ret : -ENOENT;
+	if (ret > 0)
+		*rec_len = end - *at;
+	return ret > 0 ? 0 : ret < 0 ? ret : -ENOENT;
 }
 
 /* Where a name's record is: its item, the record's place in the value. */

@@ -101,3 +101,23 @@ uint64_t czfs_name_hash(const uint64_t seed[2], const char *name, size_t len)
 	return czfs_siphash(seed, name, len) &
 	       ((1ull << CZFS_DIRHASH_BITS) - 1);
 }
+
+int czfs_rec_find(const struct czfs_rec_kind *kind, const void *val,
+		  unsigned size, const char *name, size_t len, void *rec,
+		  unsigned *at, unsigned *end)
+{
+	unsigned pos = 0, start = 0, n;
+	const char *s;
+	int ret;
+
+	while ((ret = kind->next(val, size, &pos, rec)) > 0) {
+		kind->name(rec, &s, &n);
+		if (n == len && !memcmp(s, name, len)) {
+			*at = start;
+			*end = pos;
+			return 1;
+		}
+		start = pos;
+	}
+	return ret;
+}

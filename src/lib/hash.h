@@ -23,4 +23,23 @@ void czfs_siphash128(const uint64_t key[2], const void *data, size_t len,
  */
 uint64_t czfs_name_hash(const uint64_t seed[2], const char *name, size_t len);
 
+/*
+ * The records of an item keyed by a name hash (a DENTRY item's entries,
+ * an XATTR item's): the names that share the hash, one after another.
+ * next decodes the record at *pos into rec and moves *pos past it:
+ * 1, 0 at the end, -EFSCORRUPTED; name gives a decoded record's name.
+ */
+struct czfs_rec_kind {
+	int (*next)(const void *val, unsigned size, unsigned *pos, void *rec);
+	void (*name)(const void *rec, const char **name, unsigned *len);
+};
+
+/*
+ * Find name's record among those of val: 1 with it decoded into rec and
+ * its bytes at [*at, *end) of val, 0 when absent, or next's error.
+ */
+int czfs_rec_find(const struct czfs_rec_kind *kind, const void *val,
+		  unsigned size, const char *name, size_t len, void *rec,
+		  unsigned *at, unsigned *end);
+
 #endif /* CZFS_HASH_H */

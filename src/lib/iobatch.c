@@ -93,17 +93,9 @@ int czfs_io_read(struct czfs_bdev *b, const struct czfs_io_seg *segs,
 			if (next != UINT64_MAX && pos < next) {	/* read already */
 				void *src = read_into(segs, s, segs[s].blkaddr + i);
 
-				if (ndups == cap) {
-					struct dup *d;
-
-					cap = cap ? 2 * cap : 16;
-					d = realloc(dups, cap * sizeof(*d));
-					if (!d) {
-						err = -ENOMEM;
-						break;
-					}
-					dups = d;
-				}
+				err = CZFS_GROW(dups, ndups, cap, 16);
+				if (err)
+					break;
 				if (!src) {
 					err = -EINVAL;
 					break;

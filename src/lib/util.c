@@ -55,3 +55,15 @@ int czfs_parse_size(const char *s, uint64_t *out)
 	*out = (uint64_t)v << shift;
 	return 0;
 }
+
+size_t czfs_grow_cap(size_t cap, size_t need, size_t min, size_t size)
+{
+	size_t c = cap ? cap : MAX(min, (size_t)1);
+
+	while (c < need) {
+		if (c > SIZE_MAX / 2)
+			return 0;
+		c *= 2;
+	}
+	return size && c > SIZE_MAX / size ? 0 : c;
+}

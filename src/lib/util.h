@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A structure on disk does not make sense: the image is damaged. */
@@ -38,5 +39,34 @@ int czfs_is_zero(const void *buf, size_t len);
 
 /* Parse "123", "64k", "1M", "2G", "1T" (powers of 1024); -EINVAL if bad. */
 int czfs_parse_size(const char *s, uint64_t *out);
+
+/*
+ * Growable arrays: an array v of cap elements allocated (NULL, 0 at
+ * first), its own count beside it.  czfs_grow_cap: the capacity that
+ * holds need elements of size bytes, cap doubled (from min, at least 1)
+ * until it does; 0 when that overflows.  CZFS_RESERVE(v, need, cap, min)
+ * reallocates v to it when need > cap: 0, or -ENOMEM with v and cap as
+ * they were.  CZFS_GROW(v, n, cap, min): room for element n (one more).
+ * v and cap are lvalues of any pointer and unsigned type.
+ */
+size_t czfs_grow_cap(size_t cap, size_t need, size_t min, size_t size);
+#define CZFS_RESERVE(v, need, cap, min) __extension__ ({		\
+	size_t need__ = (need), cap__;					\
+	void *v__ = NULL;						\
+	int err__ = 0;							\
+	if (need__ > (size_t)(cap)) {					\
+		cap__ = czfs_grow_cap((cap), need__, (min), sizeof(*(v))); \
+		if (cap__)						\
+			v__ = realloc((v), cap__ * sizeof(*(v)));	\
+		if (v__) {						\
+			(v) = v__;					\
+			(cap) = cap__;					\
+		} else {						\
+			err__ = -ENOMEM;				\
+		}							\
+	}								\
+	err__;								\
+})
+#define CZFS_GROW(v, n, cap, min)	CZFS_RESERVE(v, (size_t)(n) + 1, cap, min)
 
 #endif /* CZFS_UTIL_H */

@@ -99,17 +99,9 @@ int czfs_wlog_parse(const void *buf, size_t len, struct czfs_wlog **out)
 		return -ENOMEM;
 	err = parse_header(buf, len, &log->initial_size);
 	while (!err && pos < len) {
-		if (log->n == cap) {
-			struct czfs_wlog_entry *e;
-
-			cap = cap ? cap * 2 : 1024;
-			e = realloc(log->e, cap * sizeof(*e));
-			if (!e) {
-				err = -ENOMEM;
-				break;
-			}
-			log->e = e;
-		}
+		err = CZFS_GROW(log->e, log->n, cap, 1024);
+		if (err)
+			break;
 		err = parse_rec(buf, len, pos, log->n, &log->e[log->n]);
 		if (err == 1) {		/* the writer died appending it */
 			log->torn_tail = 1;
@@ -206,15 +198,8 @@ size_t czfs_wlog_records_at(const struct czfs_wlog *log, uint64_t pos)
 
 static int img_size(struct czfs_replay *r, uint64_t size)
 {
-	if (size > r->cap) {
-		uint64_t cap = MAX(size, r->cap * 2);
-		uint8_t *img = realloc(r->img, cap);
-
-		if (!img)
-			return -ENOMEM;
-		r->img = img;
-		r->cap = cap;
-	}
+	if (CZFS_RESERVE(r->img, size, r->cap, 0))
+		return -ENOMEM;
 	if (size > r->size)	/* a file grows with zeros */
 		memset(r->img + r->size, 0, size - r->size);
 	r->size = size;
@@ -313,15 +298,8 @@ static struct replay_bdev *to_rb(struct czfs_bdev *b)
 static int rb_add(struct replay_bdev *rb, uint64_t off, uint64_t len,
 		  const uint8_t *data)
 {
-	if (rb->nov == rb->cap) {
-		size_t cap = rb->cap ? rb->cap * 2 : 32;
-		struct overlay *ov = realloc(rb->ov, cap * sizeof(*ov));
-
-		if (!ov)
-			return -ENOMEM;
-		rb->ov = ov;
-		rb->cap = cap;
-	}
+	if (CZFS_GROW(rb->ov, rb->nov, rb->cap, 32))
+		return -ENOMEM;
 	rb->ov[rb->nov++] = (struct overlay){ off, len, data, NULL };
 	return 0;
 }

@@ -60,6 +60,24 @@ int czfs_xattr_next(const void *val, unsigned len, unsigned *pos,
 	return 1;
 }
 
+static int xattr_rec_next(const void *val, unsigned size, unsigned *pos,
+			  void *rec)
+{
+	return czfs_xattr_next(val, size, pos, rec);
+}
+
+static void xattr_rec_name(const void *rec, const char **name, unsigned *len)
+{
+	const struct czfs_xattr *x = rec;
+
+	*name = x->name;
+	*len = x->name_len;
+}
+
+const struct czfs_rec_kind czfs_xattr_recs = {
+	xattr_rec_next, xattr_rec_name
+};
+
 unsigned czfs_xattr_encode(void *dst, const char *name, unsigned name_len,
 			   const void *value, uint32_t value_len,
 			   uint64_t blkaddr, uint32_t checksum)
@@ -148,26 +166,23 @@ static int get_item(void *arg, const struct czfs_key *key, const void *val,
 {
 	struct get_ctx *gc = arg;
 	struct czfs_xattr x;
-	unsigned pos = 0;
-	int ret;
+	unsigned at, end;
+	int ret = czfs_rec_find(&czfs_xattr_recs, val, size, gc->name,
+				gc->name_len, &x, &at, &end);
 
-	while ((ret = czfs_xattr_next(val, size, &pos, &x)) > 0) {
-		if (x.name_len != gc->name_len ||
-		    memcmp(x.name, gc->name, gc->name_len))
-			continue;
-		if (!gc->size)
-			gc->ret = (int)x.value_len;
-		else if (gc->size < x.value_len)
-			gc->ret = -ERANGE;
-		else if (x.value)
-			gc->ret = (memcpy(gc->buf, x.value, x.value_len),
-				   (int)x.value_len);
-		else
-			gc->ret = xattr_read_external(gc->fs, &x, gc->buf) ?:
-				  (int)x.value_len;
-		return 1;
-	}
-	return ret;
+	if (ret <= 0)
+		return ret;
+	if (!gc->size)
+		gc->ret = (int)x.value_len;
+	else if (gc->size < x.value_len)
+		gc->ret = -ERANGE;
+	else if (x.value)
+		gc->ret = (memcpy(gc->buf, x.value, x.value_len),
+			   (int)x.value_len);
+	else
+		gc->ret = xattr_read_external(gc->fs, &x, gc->buf) ?:
+			  (int)x.value_len;
+	return 1;
 }
 
 int czfs_xattr_get(struct czfs_fs *fs, uint64_t ino, const char *name,

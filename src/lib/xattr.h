@@ -27,6 +27,9 @@ struct czfs_xattr {
  */
 int czfs_xattr_next(const void *val, unsigned len, unsigned *pos,
 		    struct czfs_xattr *x);
+/* The same for czfs_rec_find (hash.h): records of struct czfs_xattr. */
+struct czfs_rec_kind;
+extern const struct czfs_rec_kind czfs_xattr_recs;
 
 /*
  * Append one record to dst: inline value if value_len <=

@@ -19,27 +19,23 @@ static int drop_record(struct czfs_fs *fs, const struct czfs_key *key,
 		       uint8_t *val, unsigned *n, const char *name, size_t len,
 		       bool *found, uint64_t *freed)
 {
-	unsigned pos = 0, start = 0;
+	unsigned at, end;
 	struct czfs_xattr x;
-	int ret;
+	uint64_t blocks;
+	int ret = czfs_rec_find(&czfs_xattr_recs, val, *n, name, len, &x, &at,
+				&end);
 
-	*found = false;
-	while ((ret = czfs_xattr_next(val, *n, &pos, &x)) > 0) {
-		if (x.name_len == len && !memcmp(x.name, name, len)) {
-			uint64_t blocks = DIV_ROUND_UP(x.value_len, CZFS_BLOCK_SIZE);
-
-			if (x.blkaddr && blocks) {
-				czfs_smap_free(&fs->smap, x.blkaddr, blocks);
-				*freed += blocks;
-			}
-			memmove(val + start, val + pos, *n - pos);
-			*n -= pos - start;
-			*found = true;
-			return 0;
-		}
-		start = pos;
+	*found = ret > 0;
+	if (ret <= 0)
+		return ret;
+	blocks = DIV_ROUND_UP(x.value_len, CZFS_BLOCK_SIZE);
+	if (x.blkaddr && blocks) {
+		czfs_smap_free(&fs->smap, x.blkaddr, blocks);
+		*freed += blocks;
 	}
-	return ret;
+	memmove(val + at, val + end, *n - end);
+	*n -= end - at;
+	return 0;
 }
 
 /* Store a large value in its own blocks: 0 with *blkaddr and *crc. */

@@ -76,15 +76,8 @@ void czfs_rcache_key(const uint8_t uuid[16], const char *identity,
 static int add_entry(struct czfs_rcache *rc, const char *name, uint64_t bytes,
 		     uint64_t used)
 {
-	if (rc->n == rc->cap) {
-		size_t cap = rc->cap ? rc->cap * 2 : 256;
-		struct entry *e = realloc(rc->e, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		rc->e = e;
-		rc->cap = cap;
-	}
+	if (CZFS_GROW(rc->e, rc->n, rc->cap, 256))
+		return -ENOMEM;
 	rc->e[rc->n].name = strdup(name);
 	if (!rc->e[rc->n].name)
 		return -ENOMEM;

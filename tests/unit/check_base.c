@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests: crc32c, size parsing, zero detection, backing devices. */
+/* Unit tests: crc32c, size parsing, zero detection, growable arrays,
+ * backing devices. */
 #include "config.h"
 
 #include <check.h>
@@ -105,6 +106,38 @@ START_TEST(is_zero_finds_any_byte)
 }
 END_TEST
 
+START_TEST(arrays_grow_by_doubling_and_keep_their_elements)
+{
+	uint32_t *v = NULL;
+	unsigned cap = 0;
+
+	/* given an empty array: the first element brings min of them */
+	ck_assert_int_eq(CZFS_GROW(v, 0, cap, 16), 0);
+	ck_assert_uint_eq(cap, 16);
+	for (unsigned i = 0; i < 16; i++) {
+		ck_assert_int_eq(CZFS_GROW(v, i, cap, 16), 0);
+		v[i] = i * 7;
+	}
+	ck_assert_uint_eq(cap, 16);		/* no growth while it fits */
+	ck_assert_int_eq(CZFS_GROW(v, 16, cap, 16), 0);
+	ck_assert_uint_eq(cap, 32);
+	for (unsigned i = 0; i < 16; i++)
+		ck_assert_uint_eq(v[i], i * 7);
+	ck_assert_int_eq(CZFS_RESERVE(v, 100, cap, 16), 0);
+	ck_assert_uint_eq(cap, 128);
+	ck_assert_uint_eq(v[15], 105);
+	/* too many: -ENOMEM, the array as it was */
+	ck_assert_int_eq(CZFS_RESERVE(v, SIZE_MAX / 2, cap, 16), -ENOMEM);
+	ck_assert_uint_eq(cap, 128);
+	ck_assert_uint_eq(v[15], 105);
+	free(v);
+	ck_assert_uint_eq(czfs_grow_cap(0, 1, 0, 8), 1);
+	ck_assert_uint_eq(czfs_grow_cap(0, 5, 4, 8), 8);
+	ck_assert_uint_eq(czfs_grow_cap(SIZE_MAX / 2 + 1, SIZE_MAX, 1, 1), 0);
+	ck_assert_uint_eq(czfs_grow_cap(1, SIZE_MAX / 4, 1, 8), 0);
+}
+END_TEST
+
 START_TEST(mem_bdev_logs_and_checks)
 {
 	struct czfs_bdev *b;
@@ -185,6 +218,7 @@ int main(void)
 	tcase_add_test(tc, crc32c_interleaved_lengths);
 	tcase_add_test(tc, parse_size_table);
 	tcase_add_test(tc, is_zero_finds_any_byte);
+	tcase_add_test(tc, arrays_grow_by_doubling_and_keep_their_elements);
 	tcase_add_test(tc, mem_bdev_logs_and_checks);
 	tcase_add_test(tc, mem_bdev_direct_alignment);
 	tcase_add_test(tc, file_bdev_roundtrip);

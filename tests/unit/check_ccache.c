@@ -14,11 +14,17 @@
 static struct czfs_pool *pool;
 static struct czfs_ccache *cc;
 
+/* An owner's entry: its own state after the cache's. */
+struct owned {
+	struct czfs_centry ce;
+	uint64_t mine[2];
+};
+
 static void setup(void)
 {
 	/* 256 pages: room for 16 clusters of 16 pages */
 	ck_assert_int_eq(czfs_pool_create(256 * 4096, 0, &pool), 0);
-	ck_assert_int_eq(czfs_ccache_create(pool, 0, &cc), 0);
+	ck_assert_int_eq(czfs_ccache_create(pool, 0, sizeof(struct owned), &cc), 0);
 }
 
 static void teardown(void)
@@ -60,6 +66,27 @@ START_TEST(miss_then_hit)
 	czfs_ccache_get_stats(cc, &st);
 	ck_assert_uint_eq(st.hits, 1);
 	ck_assert_uint_eq(st.misses, 1);
+}
+END_TEST
+
+START_TEST(the_owners_state_is_zeroed_then_kept)
+{
+	struct czfs_ccache *small;
+	struct czfs_centry *e;
+	struct owned *o;
+	int ret;
+
+	ck_assert_int_eq(czfs_ccache_create(pool, 0, sizeof(*e) - 1, &small),
+			 -EINVAL);
+	e = load(5, 0, &ret);
+	o = (struct owned *)e;
+	ck_assert_uint_eq(o->mine[0] | o->mine[1], 0);
+	o->mine[1] = 42;
+	czfs_ccache_put(cc, e);
+	e = load(5, 0, &ret);
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(((struct owned *)e)->mine[1], 42);
+	czfs_ccache_put(cc, e);
 }
 END_TEST
 
@@ -402,6 +429,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, miss_then_hit);
+	tcase_add_test(tc, the_owners_state_is_zeroed_then_kept);
 	tcase_add_test(tc, lru_eviction_keeps_referenced_entries);
 	tcase_add_test(tc, all_referenced_gives_enomem);
 	tcase_add_test(tc, nowait_gives_enomem_at_once);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests: SipHash-2-4 (64, 128) reference vectors and the name hash. */
+/* Unit tests: SipHash-2-4 (64, 128) reference vectors, the name hash and
+ * the walk of the records that share one. */
 #include "config.h"
 
 #include <check.h>
@@ -8,8 +9,10 @@
 #include <string.h>
 
 #include "czfs_fs.h"
+#include "dir.h"
 #include "hash.h"
 #include "util.h"
+#include "xattr.h"
 
 /* Key 00 01 .. 0f, read as two little-endian words. */
 static const uint64_t ref_key[2] = {
@@ -250,6 +253,51 @@ START_TEST(name_hash_range_and_determinism)
 }
 END_TEST
 
+/* Names sharing a hash, one after another: each found with its bytes,
+ * an absent one not, a damaged record reported, for both kinds. */
+START_TEST(records_are_found_by_name)
+{
+	static const char *names[3] = { "a", "bravo", "charlie" };
+	uint8_t val[256];
+	unsigned len = 0, off[4], at, end;
+	struct czfs_dirent de;
+	struct czfs_xattr x;
+
+	for (unsigned i = 0; i < 3; i++) {
+		off[i] = len;
+		len += czfs_dentry_encode(val + len, 10 + i, 8, names[i],
+					  (unsigned)strlen(names[i]));
+	}
+	off[3] = len;
+	for (unsigned i = 0; i < 3; i++) {
+		ck_assert_int_eq(czfs_rec_find(&czfs_dentry_recs, val, len,
+					       names[i], strlen(names[i]), &de,
+					       &at, &end), 1);
+		ck_assert_uint_eq(de.ino, 10 + i);
+		ck_assert_uint_eq(at, off[i]);
+		ck_assert_uint_eq(end, off[i + 1]);
+	}
+	ck_assert_int_eq(czfs_rec_find(&czfs_dentry_recs, val, len, "brav", 4,
+				       &de, &at, &end), 0);
+	/* cut inside the last record: found before it, damaged at it */
+	ck_assert_int_eq(czfs_rec_find(&czfs_dentry_recs, val, len - 1, "a", 1,
+				       &de, &at, &end), 1);
+	ck_assert_int_eq(czfs_rec_find(&czfs_dentry_recs, val, len - 1, "x", 1,
+				       &de, &at, &end), -EFSCORRUPTED);
+
+	len = czfs_xattr_encode(val, "user.a", 6, "1", 1, 0, 0);
+	off[1] = len;
+	len += czfs_xattr_encode(val + len, "user.b", 6, "22", 2, 0, 0);
+	ck_assert_int_eq(czfs_rec_find(&czfs_xattr_recs, val, len, "user.b", 6,
+				       &x, &at, &end), 1);
+	ck_assert_uint_eq(x.value_len, 2);
+	ck_assert_uint_eq(at, off[1]);
+	ck_assert_uint_eq(end, len);
+	ck_assert_int_eq(czfs_rec_find(&czfs_xattr_recs, val, len, "user.c", 6,
+				       &x, &at, &end), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hash");
@@ -262,6 +310,7 @@ int main(void)
 	tcase_add_loop_test(tc, siphash128_reference_vectors, 0, 32);
 	tcase_add_test(tc, siphash128_differs_from_64);
 	tcase_add_test(tc, name_hash_range_and_determinism);
+	tcase_add_test(tc, records_are_found_by_name);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

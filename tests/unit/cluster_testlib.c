@@ -97,6 +97,13 @@ void encode(const struct czfs_cluster_policy *pol, unsigned ulen,
 {
 	ck_assert_int_eq(czfs_cluster_encode(codec, pol, src, ulen, out, ci,
 					     out_len), 0);
+	if (ci->kind == CZFS_CLUSTER_COMPRESSED) {	/* the payload it reports */
+		struct czfs_cluster_header_info h;
+
+		czfs_cluster_header_decode(out, &h);
+		ck_assert_uint_eq(ci->clen, h.clen);
+		ck_assert_uint_gt(ci->clen, 0);
+	}
 	if (ci->kind == CZFS_CLUSTER_RAW || ci->kind == CZFS_CLUSTER_COMPRESSED)
 		ci->blkaddr = BLKADDR;
 }

@@ -54,8 +54,8 @@ void fill_mix(uint8_t *buf, unsigned len, unsigned nrandom, uint64_t seed);
 void fill(uint8_t *buf, unsigned len, enum pattern pat);
 
 struct czfs_cluster_policy policy(unsigned alg, int level, bool zd, bool inl);
-/* Encode ulen bytes of src into out, asserting success; an extent gets
- * BLKADDR. */
+/* Encode ulen bytes of src into out, asserting success (and a compressed
+ * cluster's clen: its header's); an extent gets BLKADDR. */
 void encode(const struct czfs_cluster_policy *pol, unsigned ulen,
 	    struct czfs_cluster_info *ci, unsigned *out_len);
 /* Decode out into dst (prefilled with garbage) for a cluster of cb bytes. */

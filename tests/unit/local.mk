@@ -41,6 +41,9 @@ UNIT_TESTS = \
 	tests/unit/check_runs \
 	tests/unit/check_coldmap \
 	tests/unit/check_room \
+	tests/unit/check_load \
+	tests/unit/check_writeback \
+	tests/unit/check_worker \
 	tests/unit/check_wlog
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -103,3 +106,18 @@ tests_unit_check_spacemap_SOURCES = tests/unit/check_spacemap.c $(SMAP_TESTLIB)
 tests_unit_check_spacemap_io_SOURCES = tests/unit/check_spacemap_io.c $(SMAP_TESTLIB)
 tests_unit_check_discard_SOURCES = tests/unit/check_discard.c $(SMAP_TESTLIB) \
 	$(FS_TESTLIB)
+DAEMON_TESTLIB = $(FS_TESTLIB) tests/unit/daemon_testlib.c \
+	tests/unit/daemon_testlib.h
+tests_unit_check_load_SOURCES = tests/unit/check_load.c $(DAEMON_TESTLIB)
+tests_unit_check_load_CPPFLAGS = $(CZFS_DAEMON_CPPFLAGS)
+tests_unit_check_load_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
+tests_unit_check_load_LDADD = $(CZFS_DAEMON_LIBS) $(CHECK_LIBS)
+tests_unit_check_writeback_SOURCES = tests/unit/check_writeback.c \
+	$(DAEMON_TESTLIB)
+tests_unit_check_writeback_CPPFLAGS = $(CZFS_DAEMON_CPPFLAGS)
+tests_unit_check_writeback_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
+tests_unit_check_writeback_LDADD = $(CZFS_DAEMON_LIBS) $(CHECK_LIBS)
+# The daemon's background threads, built from their source.
+tests_unit_check_worker_SOURCES = tests/unit/check_worker.c \
+	src/fuse/worker.c src/fuse/worker.h
+tests_unit_check_worker_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/fuse

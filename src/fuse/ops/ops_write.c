@@ -27,6 +27,7 @@
 #include "pagepool.h"
 #include "room.h"
 #include "util.h"
+#include "wentry.h"
 #include "writeback.h"
 #include "xattr.h"
 
@@ -88,7 +89,7 @@ static void fill_pages(struct czfs_daemon *dm, struct czfs_centry *e,
 	static const uint8_t zeros[CZFS_BLOCK_SIZE];
 
 	czfs_centry_pages(e, pages);
-	czfs_centry_written(e, MIN((uint64_t)e->len, in), in + n);
+	czfs_writeback_written(e, MIN((uint64_t)e->len, in), in + n);
 	for (uint64_t z = e->len; z < in; z += MIN(in - z, (uint64_t)CZFS_BLOCK_SIZE))
 		czfs_memcpy_to_pages(dm->pool, pages, z, zeros,
 				     MIN(in - z, (uint64_t)CZFS_BLOCK_SIZE));
@@ -103,7 +104,7 @@ static void fill_pages(struct czfs_daemon *dm, struct czfs_centry *e,
 static void fill(struct czfs_daemon *dm, struct czfs_centry *e, uint64_t in,
 		 const void *buf, uint64_t n)
 {
-	bool partial = atomic_load(&e->partial);
+	bool partial = atomic_load(&czfs_wentry_of(e)->partial);
 
 	if (partial)
 		pthread_mutex_lock(&dm->partial_lock);
@@ -123,8 +124,10 @@ static bool needs_head(struct czfs_centry *e, uint64_t start, uint64_t in,
 	/* (the end as the write will see it: the file's, if shorter) */
 	uint64_t len = MIN((uint64_t)e->len, size > start ? size - start : 0);
 
-	return atomic_load(&e->partial) && in > len && len % CZFS_BLOCK_SIZE &&
-	       !(e->wmask & (1ull << (len / CZFS_BLOCK_SIZE)));
+	struct czfs_wentry *we = czfs_wentry_of(e);
+
+	return atomic_load(&we->partial) && in > len && len % CZFS_BLOCK_SIZE &&
+	       !(we->wmask & (1ull << (len / CZFS_BLOCK_SIZE)));
 }
 
 static int write_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
@@ -306,7 +309,7 @@ static void drop_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 			struct czfs_centry *e = mi->dirty[i];
 
 			if (e->idx >= from && e->idx < to && n < 64) {
-				e->dirty = false;
+				czfs_wentry_of(e)->dirty = false;
 				gone[n++] = e;
 			} else {
 				more |= e->idx >= from && e->idx < to;
@@ -381,7 +384,7 @@ static int zero_in_cluster(struct czfs_daemon *dm, struct czfs_minode *mi,
 	pthread_mutex_lock(&mi->lock);
 	err = czfs_writeback_mark_dirty(dm, mi, e, false);
 	if (!err && in < e->len) {
-		czfs_centry_written(e, in, MIN(in + n, (uint64_t)e->len));
+		czfs_writeback_written(e, in, MIN(in + n, (uint64_t)e->len));
 		czfs_centry_pages(e, pages);
 		czfs_memcpy_to_pages(dm->pool, pages, in, zeros,
 				     MIN(n, (uint64_t)e->len - in));

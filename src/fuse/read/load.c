@@ -22,6 +22,7 @@
 #include "staging.h"
 #include "thread.h"
 #include "util.h"
+#include "wentry.h"
 #include "window.h"
 
 static void run_pages(uint32_t first, unsigned n, uint32_t *pages)
@@ -580,7 +581,7 @@ int czfs_load_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		e->len = sc->b.ci[0].ulen;
 		err = czfs_ccache_alloc_run(dm->cc, e, ii->cluster_shift, 0);
 		if (!err) {
-			atomic_store(&e->partial, true);
+			atomic_store(&czfs_wentry_of(e)->partial, true);
 			atomic_fetch_add(&dm->st.partial_writes, 1);
 		}
 		czfs_ccache_loaded(dm->cc, e, err);
@@ -600,11 +601,12 @@ int czfs_load_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 static void fill_unwritten(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 			   struct czfs_centry *e, const uint8_t *data)
 {
+	uint64_t wmask = czfs_wentry_of(e)->wmask;
 	uint32_t pages[CZFS_MAX_CLUSTER_BLOCKS];
 
 	czfs_centry_pages(e, pages);
 	for (unsigned i = 0; i < 1u << ii->cluster_shift; i++)
-		if (!(e->wmask & (1ull << i)))
+		if (!(wmask & (1ull << i)))
 			czfs_memcpy_to_pages(dm->pool, pages,
 					     (uint64_t)i * CZFS_BLOCK_SIZE,
 					     data + (size_t)i * CZFS_BLOCK_SIZE,
@@ -616,12 +618,13 @@ int czfs_load_complete(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 {
 	uint32_t cbytes = czfs_inode_cluster_bytes(ii);
 	struct czfs_thread *t = czfs_fuse_thread();
+	struct czfs_wentry *we = czfs_wentry_of(e);
 	void *scratch = NULL, *data = NULL;
 	struct czfs_cluster_info ci;
 	uint8_t inl[CZFS_INLINE_MAX];
 	int err;
 
-	if (!atomic_load(&e->partial))
+	if (!atomic_load(&we->partial))
 		return 0;
 	if (!t || posix_memalign(&scratch, CZFS_BLOCK_SIZE, CZFS_MAX_CLUSTER_SIZE) ||
 	    posix_memalign(&data, CZFS_BLOCK_SIZE, CZFS_MAX_CLUSTER_SIZE)) {
@@ -639,9 +642,9 @@ int czfs_load_complete(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		goto out;
 	}
 	pthread_mutex_lock(&dm->partial_lock);
-	if (atomic_load(&e->partial)) {
+	if (atomic_load(&we->partial)) {
 		fill_unwritten(dm, ii, e, data);
-		atomic_store(&e->partial, false);
+		atomic_store(&we->partial, false);
 		atomic_fetch_add(&dm->st.partial_completed, 1);
 	}
 	pthread_mutex_unlock(&dm->partial_lock);

@@ -216,16 +216,7 @@ static uint64_t request_end(struct czfs_daemon *dm, uint64_t start,
 
 static int add_slot(struct czfs_staging *stg)
 {
-	if (stg->n == stg->cap) {
-		unsigned cap = stg->cap ? stg->cap * 2 : 8;
-		struct czfs_staged **n = realloc(stg->st, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		stg->st = n;
-		stg->cap = cap;
-	}
-	return 0;
+	return CZFS_GROW(stg->st, stg->n, stg->cap, 8);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include "staging.h"
 #include "stream.h"
 #include "util.h"
+#include "worker.h"
 
 #define JOB_QUEUE	256
 
@@ -34,13 +35,9 @@ struct czfs_stream {
 
 struct czfs_prefetch {
 	struct czfs_daemon *dm;
-	pthread_mutex_t lock;
-	pthread_cond_t more;
+	struct czfs_worker w;		/* its wake: more jobs */
 	struct czfs_stream *jobs[JOB_QUEUE];
 	unsigned head, n;
-	bool stop;
-	unsigned nthreads;
-	pthread_t threads[];
 };
 
 /* ---- a batch of clusters -------------------------------------------------- */
@@ -146,21 +143,21 @@ static void *worker(void *arg)
 	struct czfs_prefetch *pf = arg;
 	struct czfs_stream *s;
 
-	pthread_mutex_lock(&pf->lock);
+	pthread_mutex_lock(&pf->w.lock);
 	for (;;) {
-		while (!pf->n && !pf->stop)
-			pthread_cond_wait(&pf->more, &pf->lock);
-		if (pf->stop)
+		while (!pf->n && !pf->w.stop)
+			pthread_cond_wait(&pf->w.wake, &pf->w.lock);
+		if (pf->w.stop)
 			break;
 		s = pf->jobs[pf->head];
 		pf->head = (pf->head + 1) % JOB_QUEUE;
 		pf->n--;
-		pthread_mutex_unlock(&pf->lock);
+		pthread_mutex_unlock(&pf->w.lock);
 		run_stream(pf->dm, s);
 		stream_put(pf->dm, s);
-		pthread_mutex_lock(&pf->lock);
+		pthread_mutex_lock(&pf->w.lock);
 	}
-	pthread_mutex_unlock(&pf->lock);
+	pthread_mutex_unlock(&pf->w.lock);
 	return NULL;
 }
 
@@ -169,16 +166,16 @@ static bool queue_stream(struct czfs_daemon *dm, struct czfs_stream *s)
 	struct czfs_prefetch *pf = dm->pf;
 	bool queued = false;
 
-	if (!pf || !pf->nthreads)
+	if (!pf || !pf->w.n)
 		return false;
-	pthread_mutex_lock(&pf->lock);
+	pthread_mutex_lock(&pf->w.lock);
 	if (pf->n < JOB_QUEUE) {
 		atomic_fetch_add(&s->refs, 1);
 		pf->jobs[(pf->head + pf->n++) % JOB_QUEUE] = s;
-		pthread_cond_signal(&pf->more);
+		pthread_cond_signal(&pf->w.wake);
 		queued = true;
 	}
-	pthread_mutex_unlock(&pf->lock);
+	pthread_mutex_unlock(&pf->w.lock);
 	return queued;
 }
 
@@ -261,18 +258,12 @@ int czfs_prefetch_start(struct czfs_daemon *dm, unsigned nthreads)
 	struct czfs_prefetch *pf;
 	int err = 0;
 
-	pf = calloc(1, sizeof(*pf) + nthreads * sizeof(pthread_t));
+	pf = calloc(1, sizeof(*pf));
 	if (!pf)
 		return -ENOMEM;
 	pf->dm = dm;
-	pthread_mutex_init(&pf->lock, NULL);
-	pthread_cond_init(&pf->more, NULL);
 	dm->pf = pf;
-	for (; pf->nthreads < nthreads; pf->nthreads++) {
-		err = -pthread_create(&pf->threads[pf->nthreads], NULL, worker, pf);
-		if (err)
-			break;
-	}
+	err = czfs_worker_start(&pf->w, nthreads, worker, pf);
 	if (err)
 		czfs_prefetch_stop(dm);
 	return err;
@@ -284,19 +275,14 @@ void czfs_prefetch_stop(struct czfs_daemon *dm)
 
 	if (!pf)
 		return;
-	pthread_mutex_lock(&pf->lock);
-	pf->stop = true;
-	pthread_cond_broadcast(&pf->more);
-	pthread_mutex_unlock(&pf->lock);
-	for (unsigned i = 0; i < pf->nthreads; i++)
-		pthread_join(pf->threads[i], NULL);
+	czfs_worker_stop(&pf->w);
+	czfs_worker_join(&pf->w);
 	while (pf->n) {		/* streams queued but never run */
 		stream_put(dm, pf->jobs[pf->head]);
 		pf->head = (pf->head + 1) % JOB_QUEUE;
 		pf->n--;
 	}
-	pthread_cond_destroy(&pf->more);
-	pthread_mutex_destroy(&pf->lock);
+	czfs_worker_free(&pf->w);
 	free(pf);
 	dm->pf = NULL;
 }

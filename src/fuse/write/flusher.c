@@ -18,8 +18,6 @@
 #include "writeback.h"
 
 struct czfs_flusher {
-	pthread_t thread;
-	bool started;
 	struct czfs_flushreq req;	/* what it is asked: dm->fr */
 	pthread_mutex_t commit_lock;	/* one checkpoint at a time */
 	pthread_mutex_t balance_lock;	/* one writer balances at a time */
@@ -199,7 +197,6 @@ static void *flusher(void *arg)
 int czfs_flusher_start(struct czfs_daemon *dm)
 {
 	struct czfs_flusher *fl = calloc(1, sizeof(*fl));
-	int err;
 
 	if (!fl)
 		return -ENOMEM;
@@ -208,9 +205,7 @@ int czfs_flusher_start(struct czfs_daemon *dm)
 	pthread_mutex_init(&fl->balance_lock, NULL);
 	dm->fl = fl;
 	dm->fr = &fl->req;
-	err = -pthread_create(&fl->thread, NULL, flusher, dm);
-	fl->started = !err;
-	return err;
+	return czfs_worker_run(&fl->req.w, 1, flusher, dm);
 }
 
 void czfs_flusher_stop(struct czfs_daemon *dm)
@@ -220,8 +215,7 @@ void czfs_flusher_stop(struct czfs_daemon *dm)
 	if (!fl)
 		return;
 	czfs_flushreq_stop(&fl->req);
-	if (fl->started)
-		pthread_join(fl->thread, NULL);
+	czfs_worker_join(&fl->req.w);
 	checkpoint_failed(checkpoint(dm, true), "the last checkpoint");
 	dm->fr = NULL;
 	czfs_flushreq_destroy(&fl->req);

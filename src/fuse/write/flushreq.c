@@ -18,14 +18,12 @@
 void czfs_flushreq_init(struct czfs_flushreq *fr)
 {
 	memset(fr, 0, sizeof(*fr));
-	pthread_mutex_init(&fr->lock, NULL);
-	pthread_cond_init(&fr->wake, NULL);
+	czfs_worker_init(&fr->w);
 }
 
 void czfs_flushreq_destroy(struct czfs_flushreq *fr)
 {
-	pthread_cond_destroy(&fr->wake);
-	pthread_mutex_destroy(&fr->lock);
+	czfs_worker_free(&fr->w);
 }
 
 void czfs_flushreq_change(struct czfs_daemon *dm)
@@ -34,9 +32,9 @@ void czfs_flushreq_change(struct czfs_daemon *dm)
 
 	if (!fr || fr->changed)		/* (a stale read only costs the lock) */
 		return;
-	pthread_mutex_lock(&fr->lock);
+	pthread_mutex_lock(&fr->w.lock);
 	fr->changed = true;
-	pthread_mutex_unlock(&fr->lock);
+	pthread_mutex_unlock(&fr->w.lock);
 }
 
 void czfs_flushreq_kick(struct czfs_daemon *dm)
@@ -45,10 +43,10 @@ void czfs_flushreq_kick(struct czfs_daemon *dm)
 
 	if (!fr || fr->kick)
 		return;
-	pthread_mutex_lock(&fr->lock);
+	pthread_mutex_lock(&fr->w.lock);
 	fr->kick = true;
-	pthread_cond_signal(&fr->wake);
-	pthread_mutex_unlock(&fr->lock);
+	pthread_cond_signal(&fr->w.wake);
+	pthread_mutex_unlock(&fr->w.lock);
 }
 
 void czfs_flushreq_freed(struct czfs_daemon *dm)
@@ -58,10 +56,10 @@ void czfs_flushreq_freed(struct czfs_daemon *dm)
 	if (!fr || fr->commit_now || !dm->fs->discard ||
 	    czfs_smap_freed_pending(&dm->fs->smap) < FREED_PENDING_MAX)
 		return;
-	pthread_mutex_lock(&fr->lock);
+	pthread_mutex_lock(&fr->w.lock);
 	fr->commit_now = true;
-	pthread_cond_signal(&fr->wake);
-	pthread_mutex_unlock(&fr->lock);
+	pthread_cond_signal(&fr->w.wake);
+	pthread_mutex_unlock(&fr->w.lock);
 }
 
 bool czfs_flushreq_discard(struct czfs_daemon *dm)
@@ -71,13 +69,13 @@ bool czfs_flushreq_discard(struct czfs_daemon *dm)
 
 	if (!fr)
 		return false;
-	pthread_mutex_lock(&fr->lock);
-	queued = !fr->stop;
+	pthread_mutex_lock(&fr->w.lock);
+	queued = !fr->w.stop;
 	if (queued && !fr->discard) {
 		fr->discard = true;
-		pthread_cond_signal(&fr->wake);
+		pthread_cond_signal(&fr->w.wake);
 	}
-	pthread_mutex_unlock(&fr->lock);
+	pthread_mutex_unlock(&fr->w.lock);
 	return queued;
 }
 
@@ -96,10 +94,10 @@ bool czfs_flushreq_wait(struct czfs_flushreq *fr, struct timespec *until,
 {
 	bool running;
 
-	pthread_mutex_lock(&fr->lock);
-	if (!fr->stop && !fr->kick && !fr->commit_now && !fr->discard)
-		pthread_cond_timedwait(&fr->wake, &fr->lock, until);
-	running = !fr->stop;
+	pthread_mutex_lock(&fr->w.lock);
+	if (!fr->w.stop && !fr->kick && !fr->commit_now && !fr->discard)
+		pthread_cond_timedwait(&fr->w.wake, &fr->w.lock, until);
+	running = !fr->w.stop;
 	*kick = fr->kick && running;
 	fr->kick = false;
 	*discard = fr->discard && running;
@@ -113,14 +111,11 @@ bool czfs_flushreq_wait(struct czfs_flushreq *fr, struct timespec *until,
 		clock_gettime(CLOCK_REALTIME, until);
 		until->tv_sec += period;
 	}
-	pthread_mutex_unlock(&fr->lock);
+	pthread_mutex_unlock(&fr->w.lock);
 	return running;
 }
 
 void czfs_flushreq_stop(struct czfs_flushreq *fr)
 {
-	pthread_mutex_lock(&fr->lock);
-	fr->stop = true;
-	pthread_cond_broadcast(&fr->wake);
-	pthread_mutex_unlock(&fr->lock);
+	czfs_worker_stop(&fr->w);
 }

@@ -16,12 +16,13 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "worker.h"
+
 struct czfs_daemon;
 
 struct czfs_flushreq {
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool stop;
+	struct czfs_worker w;		/* the flusher's thread; its lock
+					 * guards the flags below */
 	bool changed;			/* something to checkpoint */
 	bool kick;			/* a writer asks for writeback */
 	bool commit_now;		/* freed blocks wait: checkpoint early */

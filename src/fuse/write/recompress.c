@@ -24,6 +24,8 @@
 #include "pagepool.h"
 #include "recompress.h"
 #include "util.h"
+#include "wentry.h"
+#include "worker.h"
 #include "writeback.h"
 
 /* Clusters taken at a time: at most one writeback transaction's worth
@@ -35,10 +37,7 @@
 #define SCAN_STEP	4096
 
 struct czfs_recomp {
-	pthread_t thread;
-	bool started, stop;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
+	struct czfs_worker w;
 	struct czfs_key next;		/* the tree scan's place */
 	bool scanning;
 };
@@ -97,6 +96,7 @@ static int rewrite_one(struct czfs_daemon *dm, struct czfs_minode *mi,
 	struct czfs_inode_info ii;
 	struct czfs_cluster_info ci;
 	struct czfs_centry *e;
+	struct czfs_wentry *we;
 	unsigned n;
 	int err;
 
@@ -114,14 +114,15 @@ static int rewrite_one(struct czfs_daemon *dm, struct czfs_minode *mi,
 	if (err)
 		goto out;
 	pthread_mutex_lock(&mi->lock);
-	if (e->dirty || !e->len || e->page == CZFS_NO_PAGE) {
+	we = czfs_wentry_of(e);
+	if (we->dirty || !e->len || e->page == CZFS_NO_PAGE) {
 		pthread_mutex_unlock(&mi->lock);
 		czfs_ccache_put(dm->cc, e);
 		goto out;
 	}
 	n = DIV_ROUND_UP(e->len, CZFS_BLOCK_SIZE);
-	e->wmask = n >= 64 ? ~0ull : (1ull << n) - 1;
-	e->recompress = true;	/* compressed, even a log's tail */
+	we->wmask = n >= 64 ? ~0ull : (1ull << n) - 1;
+	we->recompress = true;	/* compressed, even a log's tail */
 	/* A promised (fallocated) cluster keeps its promise: the item
 	 * looked up above says whether it has one. */
 	err = czfs_writeback_mark_dirty(dm, mi, e, ci.prealloc);
@@ -349,24 +350,6 @@ static void lower_priority(void)
 		      IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0));
 }
 
-/* Sleep ns, or until stopped: false once stopped. */
-static bool nap(struct czfs_recomp *rc, uint64_t ns)
-{
-	struct timespec until;
-	bool going;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	ns += (uint64_t)until.tv_nsec;
-	until.tv_sec += (time_t)(ns / 1000000000ull);
-	until.tv_nsec = (long)(ns % 1000000000ull);
-	pthread_mutex_lock(&rc->lock);
-	if (!rc->stop)
-		pthread_cond_timedwait(&rc->wake, &rc->lock, &until);
-	going = !rc->stop;
-	pthread_mutex_unlock(&rc->lock);
-	return going;
-}
-
 /*
  * Each round: a step of the scan while it runs, else the clusters cold
  * now, a batch at a time; then a rest three times as long as the work
@@ -402,27 +385,22 @@ static void *worker(void *arg)
 		}
 		rest = rc->scanning || n ? MAX(3 * (now_ns() - t0), 10000000ull) :
 		       1000000000ull;
-	} while (nap(rc, rest));
+	} while (czfs_worker_nap(&rc->w, rest));
 	return NULL;
 }
 
 int czfs_recomp_start(struct czfs_daemon *dm)
 {
 	struct czfs_recomp *rc;
-	int err;
 
 	if (!dm->cold)		/* (made with the daemon when it is on) */
 		return 0;
 	rc = calloc(1, sizeof(*rc));
 	if (!rc)
 		return -ENOMEM;
-	pthread_mutex_init(&rc->lock, NULL);
-	pthread_cond_init(&rc->wake, NULL);
 	rc->scanning = true;		/* what earlier mounts left */
 	dm->rc = rc;
-	err = -pthread_create(&rc->thread, NULL, worker, dm);
-	rc->started = !err;
-	return err;
+	return czfs_worker_start(&rc->w, 1, worker, dm);
 }
 
 void czfs_recomp_stop(struct czfs_daemon *dm)
@@ -431,14 +409,9 @@ void czfs_recomp_stop(struct czfs_daemon *dm)
 
 	if (!rc)
 		return;
-	pthread_mutex_lock(&rc->lock);
-	rc->stop = true;
-	pthread_cond_broadcast(&rc->wake);
-	pthread_mutex_unlock(&rc->lock);
-	if (rc->started)
-		pthread_join(rc->thread, NULL);
-	pthread_cond_destroy(&rc->wake);
-	pthread_mutex_destroy(&rc->lock);
+	czfs_worker_stop(&rc->w);
+	czfs_worker_join(&rc->w);
+	czfs_worker_free(&rc->w);
 	free(rc);
 	dm->rc = NULL;
 }

@@ -19,6 +19,7 @@
 #include "wbencode.h"
 #include "wbpool.h"
 #include "wbrun.h"
+#include "wentry.h"
 
 static void wb_policy(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 		      uint64_t idx, struct czfs_cluster_policy *pol)
@@ -83,7 +84,7 @@ static int wb_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 	if (err)
 		return err;
 	czfs_wbblocks_plan(old, w->wmask, rm.addr, w->e->len, pol->zero_detect, p);
-	if (p->unwritten && atomic_load(&w->e->partial)) {
+	if (p->unwritten && atomic_load(&czfs_wentry_of(w->e)->partial)) {
 		/* blocks it must take from pages it never loaded */
 		err = czfs_load_complete(dm, ii, w->e);
 		if (!err)
@@ -123,14 +124,12 @@ static int wb_blocks(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
 static int wb_place(struct czfs_daemon *dm, struct czfs_wbrun *run,
 		    const uint8_t *stored, struct czfs_wb_item *w)
 {
-	struct czfs_cluster_header_info h;
-	int err;
+	int err = czfs_wbrun_place(dm, run,
+				   stored + sizeof(struct czfs_cluster_header),
+				   w->ci.clen, &w->run_no, &w->run_off);
 
-	czfs_cluster_header_decode(stored, &h);
-	err = czfs_wbrun_place(dm, run, stored + sizeof(struct czfs_cluster_header),
-			       h.clen, &w->run_no, &w->run_off);
 	w->in_run = !err;
-	w->run_clen = h.clen;
+	w->run_clen = w->ci.clen;
 	return err;
 }
 
@@ -276,7 +275,8 @@ static void wb_pre_one(void *arg, unsigned i)
 	unsigned long long now, max;
 
 	if (!w->e->len || w->e->page == CZFS_NO_PAGE ||
-	    atomic_load(&w->e->partial) || !written_whole(p->ii, w, p->fsynced))
+	    atomic_load(&czfs_wentry_of(w->e)->partial) ||
+	    !written_whole(p->ii, w, p->fsynced))
 		return;
 	now = atomic_fetch_add(&dm->wb_encoding, 1) + 1;
 	max = atomic_load(&dm->st.wb_encoders_max);

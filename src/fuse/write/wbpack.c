@@ -18,6 +18,7 @@
 #include "thread.h"
 #include "util.h"
 #include "wbpack.h"
+#include "wentry.h"
 
 /* Zeros throughout: writeback stores it as a hole, in no space at all,
  * where a pack would give it a share. */
@@ -43,7 +44,7 @@ bool czfs_wbpack_fits(struct czfs_daemon *dm, struct czfs_minode *mi,
 	    ii->size >= cbytes ||
 	    !czfs_pack_tail(ii->size, cbytes, CZFS_PACK_MAX_ULEN) ||
 	    e->idx || e->len != ii->size || e->page == CZFS_NO_PAGE ||
-	    atomic_load(&e->partial) ||
+	    atomic_load(&czfs_wentry_of(e)->partial) ||
 	    dm->opts.nopack ||
 	    (!dm->opts.no_zero_detect && all_zero(dm, e, (uint32_t)ii->size)))
 		return false;
@@ -93,8 +94,8 @@ static bool take_one(struct czfs_daemon *dm, const struct czfs_wbpack_cand *c,
 	     now.alg == c->alg && now.level == c->level;
 	if (ok) {
 		*m = (struct czfs_wbpack_member){
-			.mi = mi, .e = mi->dirty[0], .seq = mi->dirty[0]->wseq,
-			.len = now.size,
+			.mi = mi, .e = mi->dirty[0],
+			.seq = czfs_wentry_of(mi->dirty[0])->wseq, .len = now.size,
 		};
 		mi->ndirty = 0;		/* its hold on mi is ours now */
 		mi->wb_pending = 0;	/* taken, not linked (czfs_mi_store) */
@@ -172,7 +173,8 @@ static int link_member(struct czfs_fs *fs, const struct czfs_cluster_info *store
 		/* written again meanwhile: its new bytes are not linked */
 		struct czfs_mi_link l = {
 			.end = m->len,
-			.pending = m->e->wseq != m->seq ? m->len : UINT64_MAX,
+			.pending = czfs_wentry_of(m->e)->wseq != m->seq ?
+				   m->len : UINT64_MAX,
 		};
 
 		err = czfs_mi_store(fs, mi, &l);

@@ -33,15 +33,8 @@ static int write_open(struct czfs_daemon *dm, struct czfs_wbrun *r)
 	uint64_t blk;
 	int err;
 
-	if (r->nruns == r->cap) {
-		unsigned cap = r->cap ? 2 * r->cap : 4;
-		struct czfs_pack_info *v = realloc(r->runs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->runs = v;
-		r->cap = cap;
-	}
+	if (CZFS_GROW(r->runs, r->nruns, r->cap, 4))
+		return -ENOMEM;
 	err = write_new(dm, r->buf, r->used, nblocks, &blk);
 	if (err)
 		return err;

@@ -19,6 +19,7 @@
 #include "wbencode.h"
 #include "wbpack.h"
 #include "wbrun.h"
+#include "wentry.h"
 #include "writeback.h"
 
 
@@ -27,15 +28,8 @@
 static int dirty_add(struct czfs_daemon *dm, struct czfs_minode *mi,
 		     struct czfs_centry *e)
 {
-	if (mi->ndirty == mi->dirty_cap) {
-		unsigned cap = mi->dirty_cap ? mi->dirty_cap * 2 : 16;
-		struct czfs_centry **n = realloc(mi->dirty, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		mi->dirty = n;
-		mi->dirty_cap = cap;
-	}
+	if (CZFS_GROW(mi->dirty, mi->ndirty, mi->dirty_cap, 16))
+		return -ENOMEM;
 	if (!mi->ndirty)
 		czfs_mi_hold(dm, mi);	/* a dirty inode stays in memory */
 	mi->dirty[mi->ndirty++] = e;
@@ -48,8 +42,10 @@ int czfs_writeback_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 	uint64_t blocks = 1ull << mi->ii.cluster_shift;
 	int err = 0;
 
-	e->wseq++;
-	if (e->dirty) {
+	struct czfs_wentry *we = czfs_wentry_of(e);
+
+	we->wseq++;
+	if (we->dirty) {
 		czfs_ccache_put(dm->cc, e);	/* the dirty list has one */
 		return 0;
 	}
@@ -66,10 +62,19 @@ int czfs_writeback_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 		czfs_room_unreserve(dm, blocks);
 		return err;
 	}
-	e->dirty = true;
+	we->dirty = true;
 	mi->reserved += blocks;
 	czfs_flushreq_change(dm);
 	return 0;
+}
+
+void czfs_writeback_written(struct czfs_centry *e, uint64_t from, uint64_t to)
+{
+	struct czfs_wentry *we = czfs_wentry_of(e);
+
+	for (uint64_t b = from / 4096; from < to && b <= (to - 1) / 4096 && b < 64; b++)
+		we->wmask |= 1ull << b;
+	we->recompress = false;
 }
 
 /* ---- writeback ------------------------------------------------------------ */
@@ -123,7 +128,7 @@ static void wb_linked(const struct czfs_minode *mi,
 			continue;
 		}
 		l->end = MAX(l->end, at + ws[i].ci.ulen);
-		if (ws[i].e->wseq != ws[i].seq)
+		if (czfs_wentry_of(ws[i].e)->wseq != ws[i].seq)
 			l->pending = MIN(l->pending, at + ws[i].ci.ulen);
 	}
 }
@@ -239,27 +244,28 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 	mi->wb_pending = UINT64_MAX;	/* linked, or dirty again */
 	for (unsigned i = 0; i < n; i++) {
 		struct czfs_centry *e = ws[i].e;
+		struct czfs_wentry *we = czfs_wentry_of(e);
 
-		if (!err && ws[i].done && e->wseq == ws[i].seq) {
+		if (!err && ws[i].done && we->wseq == ws[i].seq) {
 			/* Written whole by writes: the writer's page cache
 			 * holds it, and a stream's next cluster reuses its
 			 * pages (czfs_ccache_put_used), so a sequential
 			 * writer keeps no clean clusters in the pool. */
-			bool used = (e->wmask & whole) == whole && !e->recompress;
+			bool used = (we->wmask & whole) == whole && !we->recompress;
 
-			e->dirty = false;
+			we->dirty = false;
 			/* Without its written blocks a partial entry holds
 			 * nothing: it leaves the cache.  Its wmask stays, for
 			 * a reader completing it meanwhile from an item
 			 * looked up before ours was linked: the blocks it
 			 * copies in must not include the written ones (it
 			 * read zeros where a write had been). */
-			if (atomic_load(&e->partial))
+			if (atomic_load(&we->partial))
 				czfs_ccache_invalidate_range(dm->cc, mi->ino,
 							     e->idx, e->idx + 1);
 			else
-				e->wmask = 0;
-			e->recompress = false;
+				we->wmask = 0;
+			we->recompress = false;
 			czfs_room_unreserve(dm, per);
 			mi->reserved -= per;
 			if (used)
@@ -269,7 +275,7 @@ static void wb_finish(struct czfs_daemon *dm, struct czfs_minode *mi,
 		} else if (dirty_add(dm, mi, e)) {
 			czfs_err("inode %llu: out of memory: a dirty cluster is lost",
 				 (unsigned long long)mi->ino);
-			e->dirty = false;
+			we->dirty = false;
 			czfs_ccache_put(dm->cc, e);
 		}
 	}
@@ -354,11 +360,13 @@ static int writeback_locked(struct czfs_daemon *dm, struct czfs_minode *mi,
 		return n ? -ENOMEM : 0;
 	}
 	for (unsigned i = 0; i < n; i++) {
+		const struct czfs_wentry *we = czfs_wentry_of(mi->dirty[i]);
+
 		memset(&ws[i], 0, offsetof(struct czfs_wb_item, inl));
 		ws[i].e = mi->dirty[i];
-		ws[i].seq = mi->dirty[i]->wseq;
-		ws[i].wmask = mi->dirty[i]->wmask;
-		ws[i].recompress = mi->dirty[i]->recompress;
+		ws[i].seq = we->wseq;
+		ws[i].wmask = we->wmask;
+		ws[i].recompress = we->recompress;
 		/* off the dirty list, still not linked: no store's size
 		 * may cover them (czfs_mi_store) */
 		mi->wb_pending = MIN(mi->wb_pending, mi->dirty[i]->idx *
@@ -418,15 +426,8 @@ static void pack_gather(struct czfs_daemon *dm, struct czfs_minode *mi,
 	pthread_mutex_unlock(&mi->lock);
 	if (!fits)
 		return;
-	if (l->n == l->cap) {
-		unsigned cap = l->cap ? l->cap * 2 : 256;
-		struct czfs_wbpack_cand *v = realloc(l->c, cap * sizeof(*v));
-
-		if (!v)
-			return;		/* written back alone */
-		l->c = v;
-		l->cap = cap;
-	}
+	if (CZFS_GROW(l->c, l->n, l->cap, 256))
+		return;		/* written back alone */
 	czfs_mi_hold(dm, mi);
 	l->c[l->n++] = c;
 }

@@ -45,6 +45,10 @@ int czfs_writeback_attr(struct czfs_daemon *dm, struct czfs_minode *mi);
 int czfs_writeback_mark_dirty(struct czfs_daemon *dm, struct czfs_minode *mi,
 			      struct czfs_centry *e, bool promised);
 
+/* Bytes [from, to) of e's cluster were written (mi->lock held): their
+ * blocks' bits in its wmask; a write since the recompression took it. */
+void czfs_writeback_written(struct czfs_centry *e, uint64_t from, uint64_t to);
+
 /*
  * Everything: packs of small files, then every inode's dirty clusters and
  * attributes.  Returns an error of the walk itself; *first, the first
