@@ -35,6 +35,7 @@ struct mk_inode {
 	uint64_t size;			/* reg: bytes; lnk: target length */
 	struct timespec atime, mtime, ctime;
 	uint32_t rdev_major, rdev_minor;
+	uint32_t flags;			/* CZFS_INODE_* chattr flags (tar) */
 	uint64_t parent;		/* directories */
 	bool maybe_sparse;		/* fewer blocks allocated than size */
 	/* copies.h: a file whose bytes equal an earlier one's, whose clusters

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "acl.h"
+#include "chattr.h"
 #include "czfs_fs.h"
 #include "pathtree.h"
 #include "progress.h"
@@ -39,7 +40,7 @@ struct tar_ctx {
 	char *prev;			/* the one before, for header errors */
 	uint64_t spool_end;
 	uint64_t members;		/* read so far, for progress */
-	bool warned_abs, warned_flags;
+	bool warned_abs;
 };
 
 static int __attribute__((format(printf, 3, 4)))
@@ -330,11 +331,22 @@ static int read_target(struct tar_ctx *c, struct mk_inode *ip)
 	return ip->target ? 0 : -ENOMEM;
 }
 
-/* Type, metadata, xattrs, ACLs, then what the type holds. */
+/* SCHILY.fflags: the chattr flags czfs keeps; the others, named. */
+static void read_fflags(struct tar_ctx *c, struct mk_inode *ip)
+{
+	const char *text = archive_entry_fflags_text(c->e);
+	char rest[128];
+
+	ip->flags = 0;
+	if (text && !czfs_chattr_parse(text, &ip->flags, rest, sizeof(rest)))
+		fprintf(stderr, "mkfs.czfs: warning: %s: member '%s': file flags %s not kept\n",
+			c->file, c->member, rest);
+}
+
+/* Type, metadata, xattrs, ACLs, file flags, then what the type holds. */
 static int fill(struct tar_ctx *c, struct mk_inode *ip, mode_t mode,
 		const char *path)
 {
-	unsigned long set, clear;
 	int err = check_owner(c);
 
 	fill_meta(c, ip, mode);
@@ -344,12 +356,7 @@ static int fill(struct tar_ctx *c, struct mk_inode *ip, mode_t mode,
 		err = read_acl(c, ip, ARCHIVE_ENTRY_ACL_TYPE_ACCESS, CZFS_ACL_ACCESS);
 	if (!err && S_ISDIR(mode))
 		err = read_acl(c, ip, ARCHIVE_ENTRY_ACL_TYPE_DEFAULT, CZFS_ACL_DEFAULT);
-	archive_entry_fflags(c->e, &set, &clear);
-	if (set && !c->warned_flags) {
-		fprintf(stderr, "mkfs.czfs: warning: %s: file flags (chattr) are not kept, the first on member '%s'\n",
-			c->file, c->member);
-		c->warned_flags = true;
-	}
+	read_fflags(c, ip);
 	if (!err && S_ISLNK(mode))
 		err = read_target(c, ip);
 	if (!err && S_ISREG(mode))

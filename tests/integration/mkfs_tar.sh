@@ -6,7 +6,8 @@
 # owners, sub-second times, link counts, link targets, device numbers,
 # xattrs, ACLs, contents.  fsck.czfs --tar turns the image back into a
 # stream that gives the same image, and that GNU tar extracts to the same
-# tree.  Hostile tarballs fail with the member's name and leave no image.
+# tree.  Chattr flags (SCHILY.fflags) reach lsattr and come back out.
+# Hostile tarballs fail with the member's name and leave no image.
 # --tar-whiteouts=overlay makes overlayfs whiteouts.
 . "$top_srcdir/tests/integration/lib.sh"
 
@@ -133,6 +134,50 @@ cmp -s "$T/ref.img" "$T/x.img" ||
 	fail "the tree GNU tar extracts from fsck.czfs --tar is not the source's"
 getfacl -n "$X/a/b/rand" | grep -q 'user:1234:rwx' || fail "ACL lost on the way"
 note "fsck.czfs --tar: mkfs.czfs --tar of it, and GNU tar's extraction of it, give the same image"
+
+# ---- chattr flags: SCHILY.fflags in, lsattr on the mount, out again ----
+F=$T/flags
+tmpfs_mount "$F"		# tmpfs keeps +a +i +d +A
+mkdir "$F/dir"
+for f in append immut nodump both; do echo "$f" >"$F/$f"; done
+chattr +a "$F/append"; chattr +i "$F/immut"; chattr +d "$F/nodump"
+chattr +A "$F/dir"; chattr +a +d "$F/both"
+bsdtar --format=pax --fflags -C "$F" -cf "$T/flags.tar" .
+attrs() { (cd "$1" && lsattr -d append immut nodump both dir); }
+"$MKFS" -q --tar="$T/flags.tar" -U $UUID -T $EPOCH "$T/flags.img"
+czfs_mount "$T/flags.img" "$T/m-flags" -o ro
+diff -u <(attrs "$F") <(attrs "$T/m-flags") || fail "bsdtar --fflags: lsattr differs"
+czfs_umount "$T/m-flags"
+"$FSCK" -q --tar="$T/flags-back.tar" "$T/flags.img" || fail "fsck.czfs --tar of flags failed"
+"$MKFS" -q --tar="$T/flags-back.tar" -U $UUID -T $EPOCH "$T/flags2.img"
+cmp -s "$T/flags.img" "$T/flags2.img" || fail "fsck.czfs --tar lost the flags"
+python3 - "$T" <<'EOF'
+import io, sys, tarfile
+T = sys.argv[1]
+with tarfile.open(f"{T}/fflags.tar", "w", format=tarfile.PAX_FORMAT) as tf:
+    for name, fl in (("pax", "nodump,sappnd"), ("bsd", "uchg,nocow,bogus"),
+                     ("cleared", "nosappnd,dump")):
+        ti = tarfile.TarInfo(name)
+        ti.size, ti.pax_headers = 1, {"SCHILY.fflags": fl}
+        tf.addfile(ti, io.BytesIO(b"x"))
+EOF
+"$MKFS" -q --tar="$T/fflags.tar" "$T/fflags.img" 2>"$T/err" ||
+	fail "SCHILY.fflags: mkfs.czfs failed"
+grep -q "member 'bsd': file flags nocow,bogus not kept" "$T/err" ||
+	{ cat "$T/err" >&2; fail "no warning naming the flags not kept"; }
+[ "$(grep -c warning "$T/err")" = 1 ] || fail "a warning for flags kept or cleared"
+czfs_mount "$T/fflags.img" "$T/m-fflags" -o ro
+got=$(cd "$T/m-fflags" && lsattr pax bsd cleared | tr '\n' ' ')
+czfs_umount "$T/m-fflags"
+[ "$got" = "-----ad--------------- pax ----i----------------- bsd ---------------------- cleared " ] ||
+	fail "SCHILY.fflags on the mount: $got"
+"$FSCK" -q --tar=- "$T/fflags.img" | python3 -c '
+import sys, tarfile
+for m in tarfile.open(fileobj=sys.stdin.buffer, mode="r|"):
+    print(m.name, m.pax_headers.get("SCHILY.fflags"))' | sort >"$T/fflags.out"
+printf '%s\n' ". None" "./bsd schg" "./cleared None" "./pax sappnd,nodump" |
+	diff -u - "$T/fflags.out" || fail "fsck.czfs --tar: SCHILY.fflags not written back"
+note "chattr flags: bsdtar --fflags, SCHILY.fflags to lsattr, back through fsck.czfs --tar"
 
 # ---- hostile tarballs: an error naming the member, no image ----------
 hostile() {

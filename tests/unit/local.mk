@@ -34,6 +34,7 @@ UNIT_TESTS = \
 	tests/unit/check_slice \
 	tests/unit/check_slicedpack \
 	tests/unit/check_acl \
+	tests/unit/check_chattr \
 	tests/unit/check_imagelock \
 	tests/unit/check_url \
 	tests/unit/check_rcache \
