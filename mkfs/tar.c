@@ -311,9 +311,13 @@ static int spool(struct tar_ctx *c, struct mk_inode *ip)
 		next = (uint64_t)off + len;
 		c->t->data_bytes += len;
 	}
-	if (next < ip->size)
-		ip->maybe_sparse = true;	/* a hole at the end */
 	c->spool_end = base + ip->size;
+	if (next < ip->size) {		/* a hole at the end: the spool */
+		ip->maybe_sparse = true;	/* reaches it, should it be last */
+		if (ftruncate(c->t->datafd, (off_t)c->spool_end))
+			return fail(c, -errno, "cannot spool its data: %s",
+				    strerror(errno));
+	}
 	return 0;
 }
 

@@ -117,6 +117,16 @@ diff -u <(plain "$T/mdir") <(plain "$T/m-old") || fail "GNU format: the tree dif
 czfs_umount "$T/m-old"
 note "GNU format: long names, sparse member (holes take no space)"
 
+# A sparse member last, its hole at the end (fuzz_tar's seeds): the spool
+# must reach its size, or the pipeline reads short.
+tar --format=posix --sparse -C "$S" -cf "$T/last.tar" sparse
+"$MKFS" -q --tar="$T/last.tar" "$T/last.img" 2>"$T/err" || fail "sparse last: mkfs.czfs failed"
+[ ! -s "$T/err" ] || { cat "$T/err" >&2; fail "sparse last: a message"; }
+czfs_mount "$T/last.img" "$T/m-last" -o ro
+cmp "$S/sparse" "$T/m-last/sparse" || fail "sparse last: the data differs"
+czfs_umount "$T/m-last"
+note "a sparse member last, with a hole at its end"
+
 # ---- fsck.czfs --tar: the image as a tar stream again -----------------
 FSCK="$top_builddir/fsck/fsck.czfs"
 "$FSCK" -q --tar=- "$T/ref.img" >"$T/back.tar" || fail "fsck.czfs --tar=- failed"
