@@ -1,7 +1,7 @@
 # The fuzz targets (./configure CC=clang --enable-fuzzing; bench/fuzz runs
-# fuzz_image): images (fuzz_image) and mkfs.czfs --tar's reader
-# (fuzz_tar); and the test that replays the image regressions in every
-# build.  Images parse through czfs_fuzz_image (fuzz_parse.c), which
+# them): images (fuzz_image) and mkfs.czfs --tar's reader (fuzz_tar,
+# CZFS_FUZZ_TARGET=tar); and the test that replays the image regressions
+# in every build.  Images parse through czfs_fuzz_image (fuzz_parse.c), which
 # also runs fsck's check and repairs.
 FUZZ_PARSE_SOURCES = \
 	tests/fuzz/fuzz.h \
@@ -34,4 +34,5 @@ tests_fuzz_fuzz_tar_LDFLAGS = -fsanitize=fuzzer
 tests_fuzz_fuzz_tar_LDADD = $(CZFS_LIBS) $(ARCHIVE_LIBS)
 endif
 
-EXTRA_DIST += tests/fuzz/make-corpus tests/fuzz/regressions
+EXTRA_DIST += tests/fuzz/make-corpus tests/fuzz/make-tar-corpus \
+	tests/fuzz/regressions
