@@ -14,6 +14,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+struct mk_preenc;
+
 struct mk_xattr {
 	char *name;			/* NUL-terminated full name */
 	unsigned name_len;
@@ -57,6 +59,7 @@ struct mk_tree {
 	uint64_t cap;
 	int rootfd;			/* -1 for an empty tree or a tar */
 	int datafd;			/* a tar's spooled file data, or -1 */
+	struct mk_preenc *pre;		/* a tar's clusters encoded, or NULL */
 	const char *root;		/* the source directory, for messages */
 	/* totals for progress and the summary */
 	uint64_t nfiles, ndirs;

@@ -7,6 +7,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "chattr.h"
 #include "czfs_fs.h"
 #include "pathtree.h"
+#include "preenc.h"
 #include "progress.h"
 #include "scan.h"
 #include "tar.h"
@@ -28,6 +30,7 @@
 #define WH_PREFIX	".wh."
 #define WH_META		".wh..wh."	/* aufs's own: .wh..wh..opq and others */
 #define WH_OPAQUE	".wh..wh..opq"
+#define NOT_FILLING	UINT_MAX
 
 struct tar_ctx {
 	struct mk_tree *t;
@@ -39,6 +42,10 @@ struct tar_ctx {
 	const char *member;		/* the member being read */
 	char *prev;			/* the one before, for header errors */
 	uint64_t spool_end;
+	struct mk_preenc *pe;		/* NULL: no encoding while reading */
+	unsigned cbytes;		/* its cluster size */
+	uint64_t cidx;			/* the member's cluster being filled */
+	unsigned cfill;			/* its bytes so far, NOT_FILLING */
 	uint64_t members;		/* read so far, for progress */
 	bool warned_abs;
 };
@@ -281,6 +288,44 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 }
 
 /*
+ * Hand the member's full clusters but its last (which may go inline) to
+ * the encoders: len bytes at off of a member of size bytes spooled at
+ * base.  A cluster the data does not fill in order (a sparse member's
+ * hole), or that starts while the encoders are all busy, is left to the
+ * pipeline: the stream is never held up.
+ */
+static void preenc_feed(struct tar_ctx *c, uint64_t base, uint64_t size,
+			const uint8_t *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		uint64_t idx = off / c->cbytes;
+		unsigned in = (unsigned)(off % c->cbytes);
+		size_t n = MIN(len, c->cbytes - in);
+		uint8_t *dst;
+
+		if (idx != c->cidx || in != c->cfill) {
+			c->cidx = idx;
+			c->cfill = in ? NOT_FILLING : 0;
+		}
+		dst = c->cfill != NOT_FILLING && (idx + 1) * c->cbytes < size ?
+		      mk_preenc_buf(c->pe, c->o->pre->wait) : NULL;
+		if (!dst) {
+			c->cfill = NOT_FILLING;
+		} else {
+			memcpy(dst + in, buf, n);
+			c->cfill += (unsigned)n;
+			if (c->cfill == c->cbytes) {
+				mk_preenc_submit(c->pe, base + idx * c->cbytes);
+				c->cfill = NOT_FILLING;
+			}
+		}
+		buf += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/*
  * The member's bytes to the spool, block-aligned so that the holes of a
  * sparse member stay holes there too (the pipeline finds them with
  * SEEK_DATA, as in a sparse source file).
@@ -295,6 +340,7 @@ static int spool(struct tar_ctx *c, struct mk_inode *ip)
 
 	ip->data_off = base;
 	ip->size = (uint64_t)archive_entry_size(c->e);
+	c->cidx = UINT64_MAX;		/* no cluster being filled */
 	while ((r = archive_read_data_block(c->a, &buf, &len, &off)) !=
 	       ARCHIVE_EOF) {
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
@@ -308,6 +354,8 @@ static int spool(struct tar_ctx *c, struct mk_inode *ip)
 		if (err)
 			return fail(c, err, "cannot spool its data: %s",
 				    strerror(-err));
+		if (c->pe)
+			preenc_feed(c, base, ip->size, buf, len, (uint64_t)off);
 		next = (uint64_t)off + len;
 		c->t->data_bytes += len;
 	}
@@ -550,6 +598,44 @@ static void implied_dir(const struct mk_tar_opts *o, struct mk_inode *d)
 	d->atime = d->ctime = d->mtime;
 }
 
+static int preenc_start(struct tar_ctx *c)
+{
+	int fd, err;
+
+	if (!c->o->pre)
+		return 0;
+	fd = spool_open(c->o->spool_dir);
+	if (fd < 0) {
+		fprintf(stderr, "mkfs.czfs: cannot make a spool file in %s: %s\n",
+			c->o->spool_dir, strerror(-fd));
+		return fd;
+	}
+	c->cbytes = CZFS_BLOCK_SIZE << c->o->pre->cluster_shift;
+	err = mk_preenc_new(c->o->pre, fd, &c->pe);
+	if (err)
+		fprintf(stderr, "mkfs.czfs: cannot start threads: %s\n",
+			strerror(-err));
+	return err;
+}
+
+/* The encodings made while reading go to the tree, if all went well. */
+static int preenc_end(struct tar_ctx *c, int err)
+{
+	int e;
+
+	if (!c->pe)
+		return err;
+	e = mk_preenc_finish(c->pe);
+	if (!err && e)
+		fprintf(stderr, "mkfs.czfs: %s: encoding clusters: %s\n",
+			c->file, strerror(-e));
+	if (!err && !e)
+		c->t->pre = c->pe;
+	else
+		mk_preenc_free(c->pe);
+	return err ? err : e;
+}
+
 int mk_tar_read(const char *file, const struct mk_tar_opts *o,
 		struct mk_tree *t)
 {
@@ -569,7 +655,9 @@ int mk_tar_read(const char *file, const struct mk_tar_opts *o,
 		return err;
 	}
 	implied_dir(o, &tmpl);
-	err = mk_pt_new(t, &tmpl, &c.pt);
+	err = preenc_start(&c);
+	if (!err)
+		err = mk_pt_new(t, &tmpl, &c.pt);
 	if (!err)
 		err = tar_open(&c, file);
 	if (!err)
@@ -584,5 +672,5 @@ int mk_tar_read(const char *file, const struct mk_tar_opts *o,
 	mk_pt_free(c.pt);
 	archive_read_free(c.a);
 	free(c.prev);
-	return err;
+	return preenc_end(&c, err);
 }
