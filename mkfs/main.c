@@ -394,7 +394,7 @@ static int read_tar(struct mk_run *r)
 	struct mk_preenc_opts pre;
 	struct mk_tar_opts to = { .uid = r->o.uid, .gid = r->o.gid,
 				  .whiteouts = r->o.whiteouts, .pr = &r->pr,
-				  .pre = &pre };
+				  .pre = &pre, .unpack_thread = true };
 	char *copy = r->is_blk ? NULL : strdup(r->o.image);
 	const char *tmp = getenv("TMPDIR");
 	int err;

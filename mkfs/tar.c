@@ -23,6 +23,7 @@
 #include "progress.h"
 #include "scan.h"
 #include "tar.h"
+#include "unpack.h"
 #include "util.h"
 #include "xattr.h"
 
@@ -575,13 +576,24 @@ static int spool_open(const char *dir)
 
 static int tar_open(struct tar_ctx *c, const char *file)
 {
+	struct mk_unpack *up = NULL;
+	char msg[256];
+	int err, r;
+
 	c->a = archive_read_new();
 	if (!c->a)
 		return -ENOMEM;
 	archive_read_support_filter_all(c->a);
 	archive_read_support_format_tar(c->a);
-	if (archive_read_open_filename(c->a, strcmp(file, "-") ? file : NULL,
-				       TAR_READ_BLOCK) == ARCHIVE_OK)
+	if (c->o->unpack_thread &&
+	    (err = mk_unpack_start(file, &up, msg, sizeof(msg)))) {
+		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, msg);
+		return err;
+	}
+	r = up ? archive_read_open(c->a, up, NULL, mk_unpack_read, mk_unpack_close) :
+	    archive_read_open_filename(c->a, strcmp(file, "-") ? file : NULL,
+				       TAR_READ_BLOCK);
+	if (r == ARCHIVE_OK)
 		return 0;
 	fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file,
 		archive_error_string(c->a));

@@ -21,6 +21,8 @@
 #ifndef MKFS_TAR_H
 #define MKFS_TAR_H
 
+#include <stdbool.h>
+
 struct mk_preenc_opts;
 struct mk_progress;
 struct mk_tree;
@@ -37,6 +39,7 @@ struct mk_tar_opts {
 	struct mk_progress *pr;		/* its line, or NULL */
 	/* the clusters' encoding as they are read (preenc.h), or NULL */
 	const struct mk_preenc_opts *pre;
+	bool unpack_thread;		/* decompress on a thread (unpack.h) */
 };
 
 /*

@@ -241,6 +241,9 @@ hostile cksum.tar "after 'first'"
 hostile larger.tar "after 'second'"
 head -c 1000000 "$T/gnu.tgz" >"$T/cut.tgz"
 hostile cut.tgz "runcated"
+# decompressed on a thread of its own (unpack.c): the member still named
+head -c 2000000 "$T/bsd.tzst" >"$T/cut.tzst"
+hostile cut.tzst "member '[^']*': Truncated zstd input"
 note "hostile: '..', unseen and escaping links, truncation, checksum, oversize"
 
 # An absolute member name loses its '/', as tar extracts it.
