@@ -4,7 +4,9 @@
  * it with the next sequence number; a worker claims any ready one,
  * encodes it with its own codec, appends the result to the file and
  * records it at its sequence number.  Offsets grow with sequence
- * numbers, so the index is sorted as it is made.
+ * numbers, so the index is sorted as it is made.  Without workers (jobs
+ * 0) the reader encodes each slot as it submits it: no thread timing in
+ * what runs, which a fuzzer's repeatable runs need.
  */
 #include "config.h"
 
@@ -49,6 +51,8 @@ struct mk_preenc {
 	int err;
 	pthread_t *workers;
 	unsigned nworkers;
+	struct czfs_codec *codec;	/* jobs 0: the caller's own */
+	uint8_t *out;
 };
 
 /* A ready slot, claimed; NULL once done (or failed) with none left. */
@@ -100,23 +104,30 @@ static void finish_slot(struct mk_preenc *pe, struct pe_slot *s,
 	pthread_mutex_unlock(&pe->lock);
 }
 
+/* Encode a claimed slot with codec into out, and record it. */
+static void encode_slot(struct mk_preenc *pe, struct pe_slot *s,
+			struct czfs_codec *codec, uint8_t *out)
+{
+	struct czfs_cluster_policy pol = pe->o.pol;
+	struct czfs_cluster_info ci = { 0 };
+	unsigned len = 0;
+	int err;
+
+	pol.allow_inline = false;
+	err = codec && out ? czfs_cluster_encode(codec, &pol, s->in, pe->cbytes,
+						 out, &ci, &len) : -ENOMEM;
+	finish_slot(pe, s, &ci, out, len, err);
+}
+
 static void *worker_main(void *arg)
 {
 	struct mk_preenc *pe = arg;
 	struct czfs_codec *codec = czfs_codec_new();
 	uint8_t *out = malloc(CZFS_MAX_CLUSTER_SIZE + CZFS_BLOCK_SIZE);
-	struct czfs_cluster_policy pol = pe->o.pol;
 	struct pe_slot *s;
 
-	pol.allow_inline = false;
-	while ((s = claim(pe))) {
-		struct czfs_cluster_info ci = { 0 };
-		unsigned len = 0;
-		int err = codec && out ? czfs_cluster_encode(codec, &pol, s->in,
-				pe->cbytes, out, &ci, &len) : -ENOMEM;
-
-		finish_slot(pe, s, &ci, out, len, err);
-	}
+	while ((s = claim(pe)))
+		encode_slot(pe, s, codec, out);
 	free(out);
 	czfs_codec_free(codec);
 	return NULL;
@@ -147,7 +158,13 @@ int mk_preenc_new(const struct mk_preenc_opts *o, int fd,
 	for (unsigned i = 0; !err && i < pe->nslots; i++)
 		if (!(pe->slots[i].in = malloc(pe->cbytes)))
 			err = -ENOMEM;
-	while (!err && pe->nworkers < MAX(o->jobs, 1u)) {
+	if (!err && !o->jobs) {		/* encoding in mk_preenc_submit */
+		pe->codec = czfs_codec_new();
+		pe->out = malloc(CZFS_MAX_CLUSTER_SIZE + CZFS_BLOCK_SIZE);
+		if (!pe->codec || !pe->out)
+			err = -ENOMEM;
+	}
+	while (!err && pe->nworkers < o->jobs) {
 		err = -pthread_create(&pe->workers[pe->nworkers], NULL,
 				      worker_main, pe);
 		if (!err)
@@ -199,10 +216,12 @@ void mk_preenc_submit(struct mk_preenc *pe, uint64_t off)
 	}
 	s->off = off;
 	s->seq = pe->nents++;
-	s->state = PE_READY;
+	s->state = pe->o.jobs ? PE_READY : PE_BUSY;
 	pe->filling = NULL;
 	pthread_cond_signal(&pe->cv_ready);
 	pthread_mutex_unlock(&pe->lock);
+	if (!pe->o.jobs)
+		encode_slot(pe, s, pe->codec, pe->out);
 }
 
 int mk_preenc_finish(struct mk_preenc *pe)
@@ -263,6 +282,8 @@ void mk_preenc_free(struct mk_preenc *pe)
 	free(pe->slots);
 	free(pe->workers);
 	free(pe->ents);
+	czfs_codec_free(pe->codec);
+	free(pe->out);
 	pthread_mutex_destroy(&pe->lock);
 	pthread_cond_destroy(&pe->cv_free);
 	pthread_cond_destroy(&pe->cv_ready);

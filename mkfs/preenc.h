@@ -26,11 +26,11 @@
 struct mk_preenc;
 
 struct mk_preenc_opts {
-	unsigned jobs;			/* worker threads, >= 1 */
+	unsigned jobs;			/* worker threads; 0: none, each
+					 * cluster encoded as it is submitted,
+					 * the same work every run (fuzzing) */
 	unsigned cluster_shift;
 	struct czfs_cluster_policy pol;	/* allow_inline is ignored */
-	bool wait;			/* mk_tar_read waits for the workers:
-					 * the same clusters each run (fuzzing) */
 };
 
 /* Start the workers, their results going to fd (an empty file, closed by

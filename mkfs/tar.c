@@ -309,7 +309,7 @@ static void preenc_feed(struct tar_ctx *c, uint64_t base, uint64_t size,
 			c->cfill = in ? NOT_FILLING : 0;
 		}
 		dst = c->cfill != NOT_FILLING && (idx + 1) * c->cbytes < size ?
-		      mk_preenc_buf(c->pe, c->o->pre->wait) : NULL;
+		      mk_preenc_buf(c->pe, false) : NULL;
 		if (!dst) {
 			c->cfill = NOT_FILLING;
 		} else {
