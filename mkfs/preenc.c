@@ -21,6 +21,7 @@
 #include "util.h"
 
 #define PE_SLOTS_PER_JOB	4
+#define PE_INDEX_MAX	(64u << 20)	/* bytes of index: then no more */
 
 enum pe_state { PE_FREE, PE_FILLING, PE_READY, PE_BUSY };
 
@@ -182,6 +183,10 @@ int mk_preenc_new(const struct mk_preenc_opts *o, int fd,
 uint8_t *mk_preenc_buf(struct mk_preenc *pe, bool wait)
 {
 	pthread_mutex_lock(&pe->lock);
+	if (!pe->filling && pe->nents >= PE_INDEX_MAX / sizeof(*pe->ents)) {
+		pthread_mutex_unlock(&pe->lock);
+		return NULL;	/* the rest is the pipeline's */
+	}
 	while (!pe->filling && !pe->err) {
 		for (unsigned i = 0; !pe->filling && i < pe->nslots; i++)
 			if (pe->slots[i].state == PE_FREE) {

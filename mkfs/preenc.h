@@ -8,9 +8,11 @@
  * threads as the member is spooled, and the pipeline later takes their
  * encoding instead of encoding them again.  The reader does not wait for
  * the workers (mk_preenc_buf without wait): what they cannot keep up with
- * is left to the pipeline, where it overlaps the image's writing.  The results go to an
- * unlinked file beside the spool; memory holds an index (about 40 bytes
- * a cluster) and a few clusters in flight, whatever the members' size.
+ * is left to the pipeline, where it overlaps the image's writing.  The
+ * results go to an unlinked file beside the spool; memory holds an index
+ * (about 110 bytes a cluster, 64 MiB at most: the clusters past that are
+ * the pipeline's) and a few clusters in flight, whatever the members'
+ * size.
  *
  * One thread feeds it (mk_preenc_buf, mk_preenc_submit), then
  * mk_preenc_finish; after that, mk_preenc_get from any thread.
@@ -40,7 +42,8 @@ int mk_preenc_new(const struct mk_preenc_opts *o, int fd,
 
 /*
  * The buffer to fill with the next cluster (cluster-size bytes), the same
- * until it is submitted; with wait false, NULL when every one is busy.
+ * until it is submitted; with wait false, NULL when every one is busy;
+ * NULL once the index holds as many clusters as it may.
  * NULL after a failure (mk_preenc_finish returns it).
  */
 uint8_t *mk_preenc_buf(struct mk_preenc *pe, bool wait);
