@@ -60,6 +60,7 @@ struct mk_pipe {
 	struct mk_packer *pk;		/* NULL: no packing */
 	struct mk_prefetch *pf;		/* NULL: none (it is only a hint) */
 	uint64_t next_seq;		/* of the next pack */
+	uint64_t drop_start, drop_end;	/* spool bytes read, not yet freed */
 	uint64_t read_bytes;		/* read from the files (atomic) */
 };
 
@@ -350,6 +351,32 @@ static int read_window(struct mk_pipe *p, const struct mk_inode **mem,
 	return err;
 }
 
+/*
+ * A tar's spooled bytes of ip, read for the last time (its tail was read
+ * with its window, before): their pages go now, on this thread, rather
+ * than all at once when the spool is closed (0.4 s for 300 MiB).  Files
+ * next to each other in the spool (a directory's, mostly) go in one
+ * call: ip NULL punches what is pending.
+ */
+static void spool_drop(struct mk_pipe *p, const struct mk_inode *ip)
+{
+	uint64_t start = ip ? ip->data_off : 0;
+	uint64_t end = ip ? start + ROUND_UP(ip->size, CZFS_BLOCK_SIZE) : 0;
+
+	if (p->t->datafd < 0 || (ip && (!S_ISREG(ip->mode) || !ip->size)))
+		return;
+	if (ip && start == p->drop_end) {
+		p->drop_end = end;
+		return;
+	}
+	if (p->drop_end > p->drop_start)
+		fallocate(p->t->datafd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			  (off_t)p->drop_start,
+			  (off_t)(p->drop_end - p->drop_start));
+	p->drop_start = start;
+	p->drop_end = end;
+}
+
 static int read_inodes(struct mk_pipe *p)
 {
 	const struct mk_inode **mem;
@@ -370,13 +397,13 @@ static int read_inodes(struct mk_pipe *p)
 				break;
 		}
 		tail = i < wend ? mk_pack_tail(p->pk, ip) : 0;
-		if (ip->copy_of)	/* its clusters are the copied file's */
-			continue;
-		if (S_ISREG(ip->mode) && ip->size > tail)
+		if (!ip->copy_of && S_ISREG(ip->mode) && ip->size > tail)
 			err = read_file(p, ip, ip->size - tail);
-		else if (S_ISLNK(ip->mode))
+		else if (!ip->copy_of && S_ISLNK(ip->mode))
 			err = read_symlink(p, ip);
+		spool_drop(p, ip);	/* a copy's clusters: the copied file's */
 	}
+	spool_drop(p, NULL);
 	return err;
 }
 
