@@ -4,8 +4,8 @@
  * nanosecond times, xattrs), hard links as hard links, holes as holes.
  * --tar FILE: the same walk written as a PAX stream through libarchive
  * (tar_* below): xattrs as SCHILY.xattr and LIBARCHIVE.xattr, POSIX
- * ACLs as SCHILY.acl, holes as sparse maps, a damaged file's unreadable
- * bytes as zeros.
+ * ACLs as SCHILY.acl, chattr flags as SCHILY.fflags, holes as sparse
+ * maps, a damaged file's unreadable bytes as zeros.
  * A damaged file or directory is reported and skipped (or left short);
  * the rest is written.  A directory met twice (two names, a cycle) is
  * written once.
@@ -28,6 +28,7 @@
 #include <archive_entry.h>
 
 #include "acl.h"
+#include "chattr.h"
 #include "dir.h"
 #include "fsck.h"
 #include "util.h"
@@ -342,6 +343,7 @@ static void tar_member(struct xt *x, const struct czfs_inode_info *ii,
 		       const char *target, const char *hardlink)
 {
 	struct archive_entry *e = archive_entry_new();
+	char fflags[CZFS_CHATTR_TEXT_MAX];
 
 	if (!e) {
 		xt_out_error(x, "memory", ENOMEM);
@@ -366,6 +368,9 @@ static void tar_member(struct xt *x, const struct czfs_inode_info *ii,
 		if (S_ISREG(ii->mode))
 			tar_sparse(x, ii, e);
 		set_xattrs(x, ii->ino, e);
+		czfs_chattr_text(ii->flags, fflags, sizeof(fflags));
+		if (*fflags)
+			archive_entry_copy_fflags_text(e, fflags);
 	}
 	if (archive_write_header(x->ar, e) < ARCHIVE_WARN)
 		xt_out_error(x, archive_error_string(x->ar), EIO);

@@ -94,6 +94,7 @@ static void inode_info(const struct mk_image *im, const struct mk_inode *ip,
 	ii->btime = o->create_time;	/* born in this image */
 	ii->rdev_major = ip->rdev_major;
 	ii->rdev_minor = ip->rdev_minor;
+	ii->flags = ip->flags;
 	ii->parent = dir ? ip->parent : 0;
 	ii->alg = o->alg;
 	ii->level = o->level;
@@ -207,6 +208,8 @@ static int begin_inode(struct mk_image *im, const struct mk_inode *ip)
 	int err;
 
 	inode_info(im, ip, &ii);
+	if (ii.flags & CZFS_INODE_ATTR_FLAGS)
+		im->incompat |= CZFS_FEATURE_INCOMPAT_ATTR_FLAGS;
 	czfs_inode_encode(&ii, &di);
 	im->inode_blocks = 0;
 	im->inode_inline = 0;

@@ -4,6 +4,8 @@ mkfs_mkfs_czfs_SOURCES = \
 	mkfs/main.c \
 	mkfs/scan.c mkfs/scan.h \
 	mkfs/tar.c mkfs/tar.h \
+	mkfs/preenc.c mkfs/preenc.h \
+	mkfs/unpack.c mkfs/unpack.h \
 	mkfs/pathtree.c mkfs/pathtree.h \
 	mkfs/pipeline.c mkfs/pipeline.h \
 	mkfs/prefetch.c mkfs/prefetch.h \

@@ -21,6 +21,7 @@
 #include "image.h"
 #include "log.h"
 #include "pipeline.h"
+#include "preenc.h"
 #include "progress.h"
 #include "scan.h"
 #include "tar.h"
@@ -371,17 +372,38 @@ static int check_image(struct mk_run *r)
 	return 0;
 }
 
-/* The spool goes beside the image: the filesystem meant for its size. */
+static void pipe_opts(const struct mk_run *r, struct mk_pipe_opts *po)
+{
+	*po = (struct mk_pipe_opts){
+		.jobs = r->o.jobs, .cluster_shift = r->o.cluster_shift,
+		.pol = { .alg = r->o.alg, .level = r->o.level,
+			 .zero_detect = !r->o.no_zero_detect,
+			 .allow_inline = !r->o.no_inline },
+		.pack = { .enabled = !r->o.no_pack, .sort = r->o.sort,
+			  .pack_max = CZFS_PACK_MAX_ULEN,
+			  .dedup = !r->o.no_dedup },
+	};
+}
+
+/* The spool goes beside the image: the filesystem meant for its size.
+ * The clusters are encoded as the pipeline would, while the stream is
+ * read. */
 static int read_tar(struct mk_run *r)
 {
+	struct mk_pipe_opts po;
+	struct mk_preenc_opts pre;
 	struct mk_tar_opts to = { .uid = r->o.uid, .gid = r->o.gid,
-				  .whiteouts = r->o.whiteouts, .pr = &r->pr };
+				  .whiteouts = r->o.whiteouts, .pr = &r->pr,
+				  .pre = &pre, .unpack_thread = true };
 	char *copy = r->is_blk ? NULL : strdup(r->o.image);
 	const char *tmp = getenv("TMPDIR");
 	int err;
 
 	if (!r->is_blk && !copy)
 		return -ENOMEM;
+	pipe_opts(r, &po);
+	pre = (struct mk_preenc_opts){ .jobs = po.jobs,
+		.cluster_shift = po.cluster_shift, .pol = po.pol };
 	to.spool_dir = copy ? dirname(copy) : tmp && *tmp ? tmp : "/tmp";
 	err = mk_tar_read(r->o.tar, &to, &r->tree);
 	mk_progress_end(&r->pr);
@@ -495,20 +517,13 @@ static void image_opts(const struct mk_run *r, struct mk_image_opts *io)
 
 static int build(struct mk_run *r)
 {
-	struct mk_pipe_opts po = {
-		.jobs = r->o.jobs, .cluster_shift = r->o.cluster_shift,
-		.pol = { .alg = r->o.alg, .level = r->o.level,
-			 .zero_detect = !r->o.no_zero_detect,
-			 .allow_inline = !r->o.no_inline },
-		.pack = { .enabled = !r->o.no_pack, .sort = r->o.sort,
-			  .pack_max = CZFS_PACK_MAX_ULEN,
-			  .dedup = !r->o.no_dedup },
-	};
+	struct mk_pipe_opts po;
 	struct mk_image_opts io;
 	struct mk_pipe *p;
 	char a[32];
 	int err;
 
+	pipe_opts(r, &po);
 	image_opts(r, &io);
 	r->pr.files_total = r->tree.nfiles;
 	r->pr.bytes_total = r->tree.data_bytes;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "czfs_fs.h"
+#include "preenc.h"
 #include "scan.h"
 #include "util.h"
 #include "xattr.h"
@@ -558,6 +559,7 @@ void mk_tree_free(struct mk_tree *t)
 		close(t->rootfd);
 	if (t->datafd >= 0)
 		close(t->datafd);
+	mk_preenc_free(t->pre);
 	memset(t, 0, sizeof(*t));
 	t->rootfd = t->datafd = -1;
 }

@@ -14,6 +14,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+struct mk_preenc;
+
 struct mk_xattr {
 	char *name;			/* NUL-terminated full name */
 	unsigned name_len;
@@ -35,6 +37,7 @@ struct mk_inode {
 	uint64_t size;			/* reg: bytes; lnk: target length */
 	struct timespec atime, mtime, ctime;
 	uint32_t rdev_major, rdev_minor;
+	uint32_t flags;			/* CZFS_INODE_* chattr flags (tar) */
 	uint64_t parent;		/* directories */
 	bool maybe_sparse;		/* fewer blocks allocated than size */
 	/* copies.h: a file whose bytes equal an earlier one's, whose clusters
@@ -56,6 +59,7 @@ struct mk_tree {
 	uint64_t cap;
 	int rootfd;			/* -1 for an empty tree or a tar */
 	int datafd;			/* a tar's spooled file data, or -1 */
+	struct mk_preenc *pre;		/* a tar's clusters encoded, or NULL */
 	const char *root;		/* the source directory, for messages */
 	/* totals for progress and the summary */
 	uint64_t nfiles, ndirs;

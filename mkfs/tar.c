@@ -7,6 +7,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +16,14 @@
 #include <unistd.h>
 
 #include "acl.h"
+#include "chattr.h"
 #include "czfs_fs.h"
 #include "pathtree.h"
+#include "preenc.h"
 #include "progress.h"
 #include "scan.h"
 #include "tar.h"
+#include "unpack.h"
 #include "util.h"
 #include "xattr.h"
 
@@ -27,6 +31,7 @@
 #define WH_PREFIX	".wh."
 #define WH_META		".wh..wh."	/* aufs's own: .wh..wh..opq and others */
 #define WH_OPAQUE	".wh..wh..opq"
+#define NOT_FILLING	UINT_MAX
 
 struct tar_ctx {
 	struct mk_tree *t;
@@ -38,8 +43,12 @@ struct tar_ctx {
 	const char *member;		/* the member being read */
 	char *prev;			/* the one before, for header errors */
 	uint64_t spool_end;
+	struct mk_preenc *pe;		/* NULL: no encoding while reading */
+	unsigned cbytes;		/* its cluster size */
+	uint64_t cidx;			/* the member's cluster being filled */
+	unsigned cfill;			/* its bytes so far, NOT_FILLING */
 	uint64_t members;		/* read so far, for progress */
-	bool warned_abs, warned_flags;
+	bool warned_abs;
 };
 
 static int __attribute__((format(printf, 3, 4)))
@@ -280,6 +289,44 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 }
 
 /*
+ * Hand the member's full clusters but its last (which may go inline) to
+ * the encoders: len bytes at off of a member of size bytes spooled at
+ * base.  A cluster the data does not fill in order (a sparse member's
+ * hole), or that starts while the encoders are all busy, is left to the
+ * pipeline: the stream is never held up.
+ */
+static void preenc_feed(struct tar_ctx *c, uint64_t base, uint64_t size,
+			const uint8_t *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		uint64_t idx = off / c->cbytes;
+		unsigned in = (unsigned)(off % c->cbytes);
+		size_t n = MIN(len, c->cbytes - in);
+		uint8_t *dst;
+
+		if (idx != c->cidx || in != c->cfill) {
+			c->cidx = idx;
+			c->cfill = in ? NOT_FILLING : 0;
+		}
+		dst = c->cfill != NOT_FILLING && (idx + 1) * c->cbytes < size ?
+		      mk_preenc_buf(c->pe, false) : NULL;
+		if (!dst) {
+			c->cfill = NOT_FILLING;
+		} else {
+			memcpy(dst + in, buf, n);
+			c->cfill += (unsigned)n;
+			if (c->cfill == c->cbytes) {
+				mk_preenc_submit(c->pe, base + idx * c->cbytes);
+				c->cfill = NOT_FILLING;
+			}
+		}
+		buf += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/*
  * The member's bytes to the spool, block-aligned so that the holes of a
  * sparse member stay holes there too (the pipeline finds them with
  * SEEK_DATA, as in a sparse source file).
@@ -294,6 +341,7 @@ static int spool(struct tar_ctx *c, struct mk_inode *ip)
 
 	ip->data_off = base;
 	ip->size = (uint64_t)archive_entry_size(c->e);
+	c->cidx = UINT64_MAX;		/* no cluster being filled */
 	while ((r = archive_read_data_block(c->a, &buf, &len, &off)) !=
 	       ARCHIVE_EOF) {
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
@@ -307,12 +355,18 @@ static int spool(struct tar_ctx *c, struct mk_inode *ip)
 		if (err)
 			return fail(c, err, "cannot spool its data: %s",
 				    strerror(-err));
+		if (c->pe)
+			preenc_feed(c, base, ip->size, buf, len, (uint64_t)off);
 		next = (uint64_t)off + len;
 		c->t->data_bytes += len;
 	}
-	if (next < ip->size)
-		ip->maybe_sparse = true;	/* a hole at the end */
 	c->spool_end = base + ip->size;
+	if (next < ip->size) {		/* a hole at the end: the spool */
+		ip->maybe_sparse = true;	/* reaches it, should it be last */
+		if (ftruncate(c->t->datafd, (off_t)c->spool_end))
+			return fail(c, -errno, "cannot spool its data: %s",
+				    strerror(errno));
+	}
 	return 0;
 }
 
@@ -330,11 +384,22 @@ static int read_target(struct tar_ctx *c, struct mk_inode *ip)
 	return ip->target ? 0 : -ENOMEM;
 }
 
-/* Type, metadata, xattrs, ACLs, then what the type holds. */
+/* SCHILY.fflags: the chattr flags czfs keeps; the others, named. */
+static void read_fflags(struct tar_ctx *c, struct mk_inode *ip)
+{
+	const char *text = archive_entry_fflags_text(c->e);
+	char rest[128];
+
+	ip->flags = 0;
+	if (text && !czfs_chattr_parse(text, &ip->flags, rest, sizeof(rest)))
+		fprintf(stderr, "mkfs.czfs: warning: %s: member '%s': file flags %s not kept\n",
+			c->file, c->member, rest);
+}
+
+/* Type, metadata, xattrs, ACLs, file flags, then what the type holds. */
 static int fill(struct tar_ctx *c, struct mk_inode *ip, mode_t mode,
 		const char *path)
 {
-	unsigned long set, clear;
 	int err = check_owner(c);
 
 	fill_meta(c, ip, mode);
@@ -344,12 +409,7 @@ static int fill(struct tar_ctx *c, struct mk_inode *ip, mode_t mode,
 		err = read_acl(c, ip, ARCHIVE_ENTRY_ACL_TYPE_ACCESS, CZFS_ACL_ACCESS);
 	if (!err && S_ISDIR(mode))
 		err = read_acl(c, ip, ARCHIVE_ENTRY_ACL_TYPE_DEFAULT, CZFS_ACL_DEFAULT);
-	archive_entry_fflags(c->e, &set, &clear);
-	if (set && !c->warned_flags) {
-		fprintf(stderr, "mkfs.czfs: warning: %s: file flags (chattr) are not kept, the first on member '%s'\n",
-			c->file, c->member);
-		c->warned_flags = true;
-	}
+	read_fflags(c, ip);
 	if (!err && S_ISLNK(mode))
 		err = read_target(c, ip);
 	if (!err && S_ISREG(mode))
@@ -516,13 +576,24 @@ static int spool_open(const char *dir)
 
 static int tar_open(struct tar_ctx *c, const char *file)
 {
+	struct mk_unpack *up = NULL;
+	char msg[256];
+	int err, r;
+
 	c->a = archive_read_new();
 	if (!c->a)
 		return -ENOMEM;
 	archive_read_support_filter_all(c->a);
 	archive_read_support_format_tar(c->a);
-	if (archive_read_open_filename(c->a, strcmp(file, "-") ? file : NULL,
-				       TAR_READ_BLOCK) == ARCHIVE_OK)
+	if (c->o->unpack_thread &&
+	    (err = mk_unpack_start(file, &up, msg, sizeof(msg)))) {
+		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, msg);
+		return err;
+	}
+	r = up ? archive_read_open(c->a, up, NULL, mk_unpack_read, mk_unpack_close) :
+	    archive_read_open_filename(c->a, strcmp(file, "-") ? file : NULL,
+				       TAR_READ_BLOCK);
+	if (r == ARCHIVE_OK)
 		return 0;
 	fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file,
 		archive_error_string(c->a));
@@ -537,6 +608,44 @@ static void implied_dir(const struct mk_tar_opts *o, struct mk_inode *d)
 	d->gid = o->gid >= 0 ? (uint32_t)o->gid : 0;
 	clock_gettime(CLOCK_REALTIME, &d->mtime);
 	d->atime = d->ctime = d->mtime;
+}
+
+static int preenc_start(struct tar_ctx *c)
+{
+	int fd, err;
+
+	if (!c->o->pre)
+		return 0;
+	fd = spool_open(c->o->spool_dir);
+	if (fd < 0) {
+		fprintf(stderr, "mkfs.czfs: cannot make a spool file in %s: %s\n",
+			c->o->spool_dir, strerror(-fd));
+		return fd;
+	}
+	c->cbytes = CZFS_BLOCK_SIZE << c->o->pre->cluster_shift;
+	err = mk_preenc_new(c->o->pre, fd, &c->pe);
+	if (err)
+		fprintf(stderr, "mkfs.czfs: cannot start threads: %s\n",
+			strerror(-err));
+	return err;
+}
+
+/* The encodings made while reading go to the tree, if all went well. */
+static int preenc_end(struct tar_ctx *c, int err)
+{
+	int e;
+
+	if (!c->pe)
+		return err;
+	e = mk_preenc_finish(c->pe);
+	if (!err && e)
+		fprintf(stderr, "mkfs.czfs: %s: encoding clusters: %s\n",
+			c->file, strerror(-e));
+	if (!err && !e)
+		c->t->pre = c->pe;
+	else
+		mk_preenc_free(c->pe);
+	return err ? err : e;
 }
 
 int mk_tar_read(const char *file, const struct mk_tar_opts *o,
@@ -558,7 +667,9 @@ int mk_tar_read(const char *file, const struct mk_tar_opts *o,
 		return err;
 	}
 	implied_dir(o, &tmpl);
-	err = mk_pt_new(t, &tmpl, &c.pt);
+	err = preenc_start(&c);
+	if (!err)
+		err = mk_pt_new(t, &tmpl, &c.pt);
 	if (!err)
 		err = tar_open(&c, file);
 	if (!err)
@@ -573,5 +684,5 @@ int mk_tar_read(const char *file, const struct mk_tar_opts *o,
 	mk_pt_free(c.pt);
 	archive_read_free(c.a);
 	free(c.prev);
-	return err;
+	return preenc_end(&c, err);
 }

@@ -9,7 +9,9 @@
  * the compressors: each member's bytes are spooled once to an unlinked
  * file (the holes of sparse members left as holes), which the pipeline
  * then reads as it reads a directory's files.  Memory holds only the
- * metadata, whatever the size of the members.
+ * metadata, whatever the size of the members.  Meanwhile the members'
+ * full clusters are encoded on the other cores (preenc.h): the pipeline
+ * takes those encodings, and the stream's reading overlaps compression.
  *
  * Paths lose a leading '/' and '.' components, as tar extracts them; a
  * '..' component is refused.  A later member of the same path replaces
@@ -19,6 +21,9 @@
 #ifndef MKFS_TAR_H
 #define MKFS_TAR_H
 
+#include <stdbool.h>
+
+struct mk_preenc_opts;
 struct mk_progress;
 struct mk_tree;
 
@@ -32,6 +37,9 @@ struct mk_tar_opts {
 	enum mk_whiteouts whiteouts;
 	const char *spool_dir;		/* where the spool file goes */
 	struct mk_progress *pr;		/* its line, or NULL */
+	/* the clusters' encoding as they are read (preenc.h), or NULL */
+	const struct mk_preenc_opts *pre;
+	bool unpack_thread;		/* decompress on a thread (unpack.h) */
 };
 
 /*

@@ -22,6 +22,7 @@ src_lib_libczfs_a_SOURCES += \
 	src/lib/dir.c src/lib/dir.h \
 	src/lib/xattr.c src/lib/xattr.h \
 	src/lib/acl.c src/lib/acl.h \
+	src/lib/chattr.c src/lib/chattr.h \
 	src/lib/fs.c src/lib/fs.h \
 	src/lib/imagelock.c src/lib/imagelock.h \
 	src/lib/mountinfo.c src/lib/mountinfo.h \

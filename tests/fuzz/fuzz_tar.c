@@ -2,7 +2,8 @@
 /*
  * libFuzzer target: mkfs.czfs --tar's reader (mkfs/tar.c, pathtree.c)
  * over the fuzzer's bytes as a tar stream, compressed or not, then the
- * whole-copy pass that reads the spooled data back.  Hostile headers,
+ * whole-copy pass that reads the spooled data back; clusters are encoded
+ * as they are read (preenc.c, in the caller, 4 KiB clusters).  Hostile headers,
  * paths, links and sparse maps must end in an error, never a crash, a
  * hang or a write outside the spool.  Messages go to stderr: run it
  * with -close_fd_mask=2 for quiet, from a few tarballs as seeds:
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "copies.h"
+#include "preenc.h"
 #include "scan.h"
 #include "tar.h"
 
@@ -22,9 +24,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	/* no threads: the same paths each run, so that runs repeat */
+	struct mk_preenc_opts pre = { .jobs = 0, .cluster_shift = 0,
+				      .pol = { .alg = CZFS_ALG_LZ4,
+					       .zero_detect = true } };
 	struct mk_tar_opts o = { .uid = -1, .gid = -1,
 				 .whiteouts = size & 1 ? MK_WH_OVERLAY : MK_WH_KEEP,
-				 .spool_dir = "/tmp" };
+				 .spool_dir = "/tmp", .pre = &pre };
 	struct mk_copies_stats st;
 	struct mk_tree t;
 	char path[64];

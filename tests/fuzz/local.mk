@@ -1,7 +1,7 @@
 # The fuzz targets (./configure CC=clang --enable-fuzzing; bench/fuzz runs
-# fuzz_image): images (fuzz_image) and mkfs.czfs --tar's reader
-# (fuzz_tar); and the test that replays the image regressions in every
-# build.  Images parse through czfs_fuzz_image (fuzz_parse.c), which
+# them): images (fuzz_image) and mkfs.czfs --tar's reader (fuzz_tar,
+# CZFS_FUZZ_TARGET=tar); and the test that replays the image regressions
+# in every build.  Images parse through czfs_fuzz_image (fuzz_parse.c), which
 # also runs fsck's check and repairs.
 FUZZ_PARSE_SOURCES = \
 	tests/fuzz/fuzz.h \
@@ -27,11 +27,13 @@ tests_fuzz_fuzz_image_LDADD = $(CZFS_LIBS)
 # mkfs.czfs --tar's reader over the fuzzer's bytes.
 noinst_PROGRAMS += tests/fuzz/fuzz_tar
 tests_fuzz_fuzz_tar_SOURCES = tests/fuzz/fuzz_tar.c \
-	mkfs/tar.c mkfs/pathtree.c mkfs/scan.c mkfs/copies.c mkfs/progress.c
+	mkfs/tar.c mkfs/pathtree.c mkfs/scan.c mkfs/copies.c mkfs/progress.c \
+	mkfs/preenc.c mkfs/unpack.c
 tests_fuzz_fuzz_tar_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mkfs
 tests_fuzz_fuzz_tar_CFLAGS = $(AM_CFLAGS) $(ARCHIVE_CFLAGS)
 tests_fuzz_fuzz_tar_LDFLAGS = -fsanitize=fuzzer
 tests_fuzz_fuzz_tar_LDADD = $(CZFS_LIBS) $(ARCHIVE_LIBS)
 endif
 
-EXTRA_DIST += tests/fuzz/make-corpus tests/fuzz/regressions
+EXTRA_DIST += tests/fuzz/make-corpus tests/fuzz/make-tar-corpus \
+	tests/fuzz/regressions

@@ -34,11 +34,13 @@ UNIT_TESTS = \
 	tests/unit/check_slice \
 	tests/unit/check_slicedpack \
 	tests/unit/check_acl \
+	tests/unit/check_chattr \
 	tests/unit/check_imagelock \
 	tests/unit/check_url \
 	tests/unit/check_rcache \
 	tests/unit/check_prefetch \
 	tests/unit/check_runs \
+	tests/unit/check_preenc \
 	tests/unit/check_coldmap \
 	tests/unit/check_room \
 	tests/unit/check_load \
@@ -71,6 +73,10 @@ tests_unit_check_prefetch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mkfs
 tests_unit_check_runs_SOURCES = tests/unit/check_runs.c \
 	mkfs/runs.c mkfs/runs.h mkfs/writer.c mkfs/writer.h
 tests_unit_check_runs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mkfs
+# mkfs's clusters encoded while a tar is read.
+tests_unit_check_preenc_SOURCES = tests/unit/check_preenc.c \
+	mkfs/preenc.c mkfs/preenc.h
+tests_unit_check_preenc_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mkfs
 # The remote client's URL parsing and range cache (src/remote).
 tests_unit_check_url_CPPFLAGS = $(CZFS_REMOTE_CPPFLAGS)
 tests_unit_check_url_LDADD = $(CZFS_REMOTE_LIBS) $(CHECK_LIBS)

@@ -4,9 +4,9 @@
  * xfs twins FS_IOC_FSGETXATTR, FS_IOC_FSSETXATTR), which the kernel sends
  * as FUSE_IOCTL requests (its fileattr_get/fileattr_set, on a file or
  * directory it opens for the purpose).
- * The flags map on the inode's CZFS_INODE_* bits; the checks that enforce
- * immutable and append-only live with the operations they forbid, through
- * czfs_fuse_flags_deny (ops_inode.c).
+ * The flags map on the inode's CZFS_INODE_* bits (src/lib/chattr.c); the
+ * checks that enforce immutable and append-only live with the operations
+ * they forbid, through czfs_fuse_flags_deny (ops_inode.c).
  */
 #include "config.h"
 
@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "caller.h"
+#include "chattr.h"
 #include "daemon.h"
 #include "fs.h"
 #include "minode.h"
@@ -25,73 +26,18 @@
 #define FS_IOC32_GETFLAGS_	_IOR('f', 1, int)
 #define FS_IOC32_SETFLAGS_	_IOW('f', 2, int)
 
-/* FS_*_FL and CZFS_INODE_* of each flag czfs keeps. */
-static const struct { unsigned fs; uint32_t czfs; } flag_map[] = {
-	{ FS_IMMUTABLE_FL, CZFS_INODE_IMMUTABLE },
-	{ FS_APPEND_FL, CZFS_INODE_APPEND },
-	{ FS_NOATIME_FL, CZFS_INODE_NOATIME },
-	{ FS_NODUMP_FL, CZFS_INODE_NODUMP },
-	{ FS_COMPR_FL, CZFS_INODE_COMPRESS },		/* as btrfs */
-	{ FS_NOCOMP_FL, CZFS_INODE_NOCOMPRESS },
-};
-#define N_FLAGS		(sizeof(flag_map) / sizeof(flag_map[0]))
-
-/* FS_XFLAG_* (FS_IOC_FSGETXATTR, xfs_io chattr) of the same flags: none
- * for compression */
-static const struct { unsigned x; uint32_t czfs; } xflag_map[] = {
-	{ FS_XFLAG_IMMUTABLE, CZFS_INODE_IMMUTABLE },
-	{ FS_XFLAG_APPEND, CZFS_INODE_APPEND },
-	{ FS_XFLAG_NOATIME, CZFS_INODE_NOATIME },
-	{ FS_XFLAG_NODUMP, CZFS_INODE_NODUMP },
-};
-#define N_XFLAGS	(sizeof(xflag_map) / sizeof(xflag_map[0]))
 #define CHATTR_FLAGS	(CZFS_INODE_ATTR_FLAGS | CZFS_INODE_COMPRESS | \
 			 CZFS_INODE_NOCOMPRESS)
-
-static unsigned to_fs_flags(uint32_t flags)
-{
-	unsigned fs = 0;
-
-	for (unsigned i = 0; i < N_FLAGS; i++)
-		if (flags & flag_map[i].czfs)
-			fs |= flag_map[i].fs;
-	return fs;
-}
-
-/* FS_*_FL to CZFS_INODE_*: 0, or -EOPNOTSUPP for a flag czfs lacks. */
-static int from_fs_flags(unsigned fs, uint32_t *flags)
-{
-	*flags = 0;
-	for (unsigned i = 0; i < N_FLAGS; i++)
-		if (fs & flag_map[i].fs) {
-			*flags |= flag_map[i].czfs;
-			fs &= ~flag_map[i].fs;
-		}
-	return fs ? -EOPNOTSUPP : 0;
-}
-
-static void to_fsxattr(uint32_t flags, struct fsxattr *fa)
-{
-	memset(fa, 0, sizeof(*fa));
-	for (unsigned i = 0; i < N_XFLAGS; i++)
-		if (flags & xflag_map[i].czfs)
-			fa->fsx_xflags |= xflag_map[i].x;
-}
 
 /* An fsxattr to CZFS_INODE_* attribute flags (the compression flags are
  * the inode's, old): no extent size hints, no project ids. */
 static int from_fsxattr(const struct fsxattr *fa, uint32_t old, uint32_t *flags)
 {
-	unsigned x = fa->fsx_xflags;
+	int err = czfs_chattr_from_xfs(fa->fsx_xflags, flags);
 
-	*flags = old & (CZFS_INODE_COMPRESS | CZFS_INODE_NOCOMPRESS);
-	for (unsigned i = 0; i < N_XFLAGS; i++)
-		if (x & xflag_map[i].x) {
-			*flags |= xflag_map[i].czfs;
-			x &= ~xflag_map[i].x;
-		}
-	if (x)
-		return -EOPNOTSUPP;
+	*flags |= old & (CZFS_INODE_COMPRESS | CZFS_INODE_NOCOMPRESS);
+	if (err)
+		return err;
 	return fa->fsx_extsize || fa->fsx_projid || fa->fsx_cowextsize ? -EINVAL : 0;
 }
 
@@ -135,7 +81,7 @@ static int do_setflags(fuse_req_t req, fuse_ino_t ino, unsigned fs_flags,
 	if (err)
 		return err;
 	czfs_mi_attr(mi, &ii);
-	err = fsx ? from_fsxattr(fsx, ii.flags, &want) : from_fs_flags(fs_flags, &want);
+	err = fsx ? from_fsxattr(fsx, ii.flags, &want) : czfs_chattr_from_fs(fs_flags, &want);
 	if (!err)
 		err = check_setflags(req, &ii, want);
 	if (!err && (want & CZFS_INODE_ATTR_FLAGS)) {
@@ -173,10 +119,11 @@ static void reply_get(fuse_req_t req, fuse_ino_t ino, bool xattr, size_t out_buf
 	if (err) {
 		fuse_reply_err(req, czfs_fuse_errno(err));
 	} else if (xattr) {
-		to_fsxattr(ii.flags, &fsx);
+		memset(&fsx, 0, sizeof(fsx));
+		fsx.fsx_xflags = czfs_chattr_to_xfs(ii.flags);
 		fuse_reply_ioctl(req, 0, &fsx, sizeof(fsx));
 	} else {
-		val = to_fs_flags(ii.flags);
+		val = czfs_chattr_to_fs(ii.flags);
 		fuse_reply_ioctl(req, 0, &val, sizeof(val));
 	}
 }
