@@ -109,12 +109,12 @@ static int drop_link(struct czfs_daemon *dm, struct czfs_minode *mi)
 	return (gone ? czfs_orphan_add(dm->fs, mi->ino) : 0) ?: store(dm, mi);
 }
 
+/* Take fs->lock for a change (end() gives it back, whatever this
+ * returns): 0, -EROFS, or the transaction's error. */
 static int begin(struct czfs_daemon *dm)
 {
-	if (dm->opts.ro)
-		return -EROFS;
 	pthread_rwlock_wrlock(&dm->fs->lock);
-	return czfs_fs_begin(dm->fs);
+	return dm->opts.ro ? -EROFS : czfs_fs_begin(dm->fs);
 }
 
 static void end(struct czfs_daemon *dm, struct held *h)
@@ -134,6 +134,18 @@ static int get_dir(struct czfs_daemon *dm, struct held *h, uint64_t ino,
 	if (!err && (*out)->unlinked)
 		err = -ENOENT;
 	return err;
+}
+
+/* begin() a change of a name of len bytes in directory parent, held in
+ * *p; end() after it. */
+static int begin_in(struct czfs_daemon *dm, struct held *h, uint64_t parent,
+		    size_t len, struct czfs_minode **p)
+{
+	int err = begin(dm);
+
+	if (!err && len > CZFS_NAME_MAX)
+		err = -ENAMETOOLONG;
+	return err ?: get_dir(dm, h, parent, p);
 }
 
 /* The reply for a new name: attributes, and the kernel's reference. */
@@ -310,15 +322,11 @@ static int make_node(struct czfs_daemon *dm, fuse_req_t req, fuse_ino_t parent,
 	unsigned type;
 	int err;
 
-	if (len > CZFS_NAME_MAX)
-		return -ENAMETOOLONG;
 	if (tlen > CZFS_SYMLINK_MAX)
 		return -ENAMETOOLONG;
 	if (czfs_room_free(dm) < 4)	/* before fs->lock: it may commit */
 		czfs_room_grow(dm, 4);
-	err = begin(dm);
-	if (!err)
-		err = get_dir(dm, &h, parent, &p);
+	err = begin_in(dm, &h, parent, len, &p);
 	if (!err)	/* an append-only directory takes new names */
 		err = czfs_fuse_flags_deny(p->ii.flags, true);
 	if (!err && czfs_dir_lookup(dm->fs, parent, name, len, ino, &type) == 0)
@@ -411,11 +419,7 @@ static int do_link(struct czfs_daemon *dm, uint64_t ino, uint64_t parent,
 	struct held h = { .n = 0 };
 	int err;
 
-	if (len > CZFS_NAME_MAX)
-		return -ENAMETOOLONG;
-	err = begin(dm);
-	if (!err)
-		err = get_dir(dm, &h, parent, &p);
+	err = begin_in(dm, &h, parent, len, &p);
 	if (!err)
 		err = hold(dm, &h, ino, &mi);
 	if (!err)	/* vfs_link: nor a name for an immutable or append-only inode */
@@ -457,11 +461,7 @@ static int do_remove(struct czfs_daemon *dm, uint64_t parent, const char *name,
 	unsigned type;
 	int err;
 
-	if (len > CZFS_NAME_MAX)
-		return -ENAMETOOLONG;
-	err = begin(dm);
-	if (!err)
-		err = get_dir(dm, &h, parent, &p);
+	err = begin_in(dm, &h, parent, len, &p);
 	if (!err)
 		err = czfs_dir_lookup(dm->fs, parent, name, len, &ino, &type);
 	if (!err)
