@@ -19,6 +19,8 @@ void daemon_open(struct czfs_daemon *dm)
 	memset(dm, 0, sizeof(*dm));
 	dm->opts.cache_size = POOL_BYTES;
 	dm->opts.max_request = 1 << 20;
+	/* czfs_opts_settle's bound: writers leave this much to writeback */
+	dm->opts.dirty_max = POOL_BYTES / 4;
 	dm->opts.alg = dm->opts.level = -1;
 	ck_assert_int_eq(czfs_daemon_init(dm), 0);
 	dm->fs = open_fs(make_image(), true);
