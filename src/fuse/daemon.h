@@ -143,6 +143,7 @@ struct czfs_daemon_stats {
 	atomic_ullong recomp_saved;	/* bytes of the image that saved */
 	atomic_ullong recomp_scans;	/* scans of the tree for them done */
 	atomic_ullong packs_written;	/* packs of small files (wbpack.c) */
+	atomic_ullong wb_visits;	/* inodes writeback's passes looked at */
 	atomic_ullong packed_files;	/* files written back into them */
 	atomic_ullong list_attrs;	/* READDIRPLUS entries with attributes */
 	atomic_ullong list_bare;	/* and without (rdplus.h) */

@@ -25,6 +25,10 @@ struct czfs_itable {
 	 * words of busy alone, still 3% */
 	uint64_t busy[ITABLE_BUCKETS / 64];
 	uint64_t busy_words[ITABLE_BUCKETS / 64 / 64];
+	/* inodes that may hold dirty clusters (czfs_itable_note_dirty),
+	 * each with a reference: writeback's passes visit them, not the
+	 * whole table (a cp -a of 14,600 files walked it 1,900 times) */
+	struct czfs_minode *dirty;
 };
 
 static void mark_busy(struct czfs_itable *it, unsigned b)
@@ -339,6 +343,76 @@ static int list_add(struct czfs_minode ***list, size_t *n, size_t *cap,
 	mi->refs++;
 	(*list)[(*n)++] = mi;
 	return 0;
+}
+
+void czfs_itable_note_dirty(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	struct czfs_itable *it = dm->it;
+
+	pthread_mutex_lock(&it->lock);
+	if (!mi->on_dirty) {
+		mi->on_dirty = true;
+		mi->refs++;		/* the list's */
+		mi->dprev = NULL;
+		mi->dnext = it->dirty;
+		if (it->dirty)
+			it->dirty->dprev = mi;
+		it->dirty = mi;
+	}
+	pthread_mutex_unlock(&it->lock);
+}
+
+/* mi (mi->lock held) holds no dirty cluster: off the list; true if it
+ * was on it (the caller drops the list's reference). */
+static bool dirty_off(struct czfs_itable *it, struct czfs_minode *mi)
+{
+	bool was;
+
+	pthread_mutex_lock(&it->lock);
+	was = mi->on_dirty;
+	if (was) {
+		if (mi->dprev)
+			mi->dprev->dnext = mi->dnext;
+		else
+			it->dirty = mi->dnext;
+		if (mi->dnext)
+			mi->dnext->dprev = mi->dprev;
+		mi->on_dirty = false;
+	}
+	pthread_mutex_unlock(&it->lock);
+	return was;
+}
+
+int czfs_itable_each_dirty(struct czfs_daemon *dm,
+			   void (*fn)(struct czfs_daemon *dm,
+				      struct czfs_minode *mi, void *arg),
+			   void *arg)
+{
+	struct czfs_itable *it = dm->it;
+	struct czfs_minode **list = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	pthread_mutex_lock(&it->lock);
+	for (struct czfs_minode *mi = it->dirty; mi && !err; mi = mi->dnext)
+		err = list_add(&list, &n, &cap, mi);
+	pthread_mutex_unlock(&it->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct czfs_minode *mi = list[i];
+		bool off = false;
+
+		if (!err)
+			fn(dm, mi, arg);
+		pthread_mutex_lock(&mi->lock);
+		if (!mi->ndirty)	/* written back, or never was */
+			off = dirty_off(it, mi);
+		pthread_mutex_unlock(&mi->lock);
+		if (off)
+			czfs_mi_put(dm, mi);
+		czfs_mi_put(dm, mi);
+	}
+	free(list);
+	return err;
 }
 
 int czfs_itable_each(struct czfs_daemon *dm,

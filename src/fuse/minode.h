@@ -83,6 +83,8 @@ struct czfs_minode {
 	/* private to minode.c */
 	unsigned refs;
 	struct czfs_minode *hnext;
+	bool on_dirty;			/* on the table's dirty list */
+	struct czfs_minode *dprev, *dnext;
 };
 
 /* An empty inode table: 0 or -ENOMEM. */
@@ -168,5 +170,19 @@ int czfs_mi_store(struct czfs_fs *fs, struct czfs_minode *mi,
 int czfs_itable_each(struct czfs_daemon *dm,
 		     void (*fn)(struct czfs_daemon *dm, struct czfs_minode *mi,
 				void *arg), void *arg);
+
+/*
+ * mi (mi->lock held) has dirty clusters now: czfs_itable_each_dirty will
+ * visit it.  Writeback calls it as a cluster makes mi's list non-empty.
+ */
+void czfs_itable_note_dirty(struct czfs_daemon *dm, struct czfs_minode *mi);
+/* Call fn for every inode noted dirty (with a reference held), as
+ * czfs_itable_each does for all; those that hold no dirty cluster after
+ * it leave the list.  Not for attributes alone: czfs_itable_each.
+ * 0 or -ENOMEM (fn called for none). */
+int czfs_itable_each_dirty(struct czfs_daemon *dm,
+			   void (*fn)(struct czfs_daemon *dm,
+				      struct czfs_minode *mi, void *arg),
+			   void *arg);
 
 #endif /* CZFS_MINODE_H */

@@ -66,6 +66,7 @@ static void fuse_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "writeback.runs %llu\n", ld(&s->wb_runs));
 	put(o, "writeback.slices %llu\n", ld(&s->wb_slices));
 	put(o, "writeback.encoded_ahead %llu\n", ld(&s->wb_ahead));
+	put(o, "writeback.inode_visits %llu\n", ld(&s->wb_visits));
 	put(o, "writeback.encoded_by_workers %llu\n", ld(&s->wb_by_workers));
 	put(o, "writeback.encoders_max %llu\n", ld(&s->wb_encoders_max));
 	put(o, "recompress.pending %llu\n",

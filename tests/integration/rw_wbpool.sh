@@ -11,6 +11,10 @@
 # twelve times that, and the clusters written whole leave it once linked
 # (ccache.recycled).  What holds a writer back is timed: every WRITE
 # (write.request_count) and the fsync's checkpoint (checkpoint.hold_count).
+# Writeback's passes (the throttle's, the flusher's, packing's) look at
+# the inodes that hold dirty data, not at every inode in memory: copying
+# 3,000 small files, each is looked at a few times (writeback.inode_visits),
+# not once a pass.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/rwlib.sh"
 require_fuse
@@ -52,6 +56,23 @@ note "write_threads=2: $ahead clusters encoded ahead, $workers by the worker, at
 [ "${workers:-0}" -gt 0 ] || fail "the worker encoded nothing"
 [ "${ahead:-0}" -ge 2800 ] || fail "$ahead of 3072 clusters encoded ahead"
 [ "${most:-0}" -ge 2 ] || fail "never two encoders at once (most: $most)"
+
+RW_MOUNT_OPTS=(-o allow_other,commit=3600,dirty_max=8M)
+rw_remount
+mkdir "$M/small"
+v0=$(stat_of writeback.inode_visits)
+for d in $(seq 1 30); do
+	mkdir "$M/small/$d"
+	for f in $(seq 1 100); do
+		head -c $((4096 + f * 37)) "$T/text" >"$M/small/$d/$f"
+	done
+done
+sync -f "$M/small/1/1"
+visits=$(( $(stat_of writeback.inode_visits) - v0 ))
+note "3000 small files: writeback looked at $visits inodes"
+[ "$visits" -le 12000 ] ||
+	fail "writeback's passes looked at $visits inodes for 3000 files written"
+[ "$(stat_of pack.written)" -gt 0 ] || fail "the small files were not packed"
 
 RW_MOUNT_OPTS=(-o allow_other,commit=3600,write_threads=1)
 rw_remount

@@ -32,6 +32,7 @@ static void wb_some(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 {
 	const uint64_t *limit = arg;
 
+	atomic_fetch_add(&dm->st.wb_visits, 1);
 	if (atomic_load(&dm->reserved_blocks) > *limit)
 		czfs_writeback_some(dm, mi);	/* as wb_dirty */
 }
@@ -62,7 +63,7 @@ void czfs_flusher_balance(struct czfs_daemon *dm)
 		before = atomic_load(&dm->reserved_blocks);
 		if (before <= limit)
 			break;
-		czfs_itable_each(dm, wb_some, &limit);
+		czfs_itable_each_dirty(dm, wb_some, &limit);
 	} while (atomic_load(&dm->reserved_blocks) < before);
 	pthread_mutex_unlock(&dm->fl->balance_lock);
 }

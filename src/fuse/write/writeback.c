@@ -30,8 +30,10 @@ static int dirty_add(struct czfs_daemon *dm, struct czfs_minode *mi,
 {
 	if (CZFS_GROW(mi->dirty, mi->ndirty, mi->dirty_cap, 16))
 		return -ENOMEM;
-	if (!mi->ndirty)
+	if (!mi->ndirty) {
 		czfs_mi_hold(dm, mi);	/* a dirty inode stays in memory */
+		czfs_itable_note_dirty(dm, mi);
+	}
 	mi->dirty[mi->ndirty++] = e;
 	return 0;
 }
@@ -421,6 +423,7 @@ static void pack_gather(struct czfs_daemon *dm, struct czfs_minode *mi,
 	struct czfs_wbpack_cand c;
 	bool fits;
 
+	atomic_fetch_add(&dm->st.wb_visits, 1);
 	pthread_mutex_lock(&mi->lock);
 	fits = czfs_wbpack_fits(dm, mi, &c);
 	pthread_mutex_unlock(&mi->lock);
@@ -495,7 +498,7 @@ static void pack_pass(struct czfs_daemon *dm)
 
 	if (dm->opts.nopack)
 		return;
-	czfs_itable_each(dm, pack_gather, &l);
+	czfs_itable_each_dirty(dm, pack_gather, &l);
 	pk = l.n > 1 ? calloc(1, sizeof(*pk)) : NULL;
 	if (pk && !czfs_wbpack_init(pk)) {
 		qsort(l.c, l.n, sizeof(*l.c), czfs_wbpack_cmp);
@@ -589,6 +592,7 @@ static void wb_one(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 
 static void wb_dirty(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 {
+	atomic_fetch_add(&dm->st.wb_visits, 1);
 	czfs_writeback_inode(dm, mi);	/* a failure is logged, data kept dirty */
 }
 
@@ -602,7 +606,7 @@ int czfs_writeback_all(struct czfs_daemon *dm, int *first)
 void czfs_writeback_dirty(struct czfs_daemon *dm)
 {
 	pack_pass(dm);
-	czfs_itable_each(dm, wb_dirty, NULL);
+	czfs_itable_each_dirty(dm, wb_dirty, NULL);
 }
 
 void czfs_writeback_packs(struct czfs_daemon *dm)
