@@ -73,6 +73,17 @@ note "3000 small files: writeback looked at $visits inodes"
 [ "$visits" -le 12000 ] ||
 	fail "writeback's passes looked at $visits inodes for 3000 files written"
 [ "$(stat_of pack.written)" -gt 0 ] || fail "the small files were not packed"
+# then files written one after another, as head and cp write them: the
+# throttle's passes take the oldest dirty files first, not the growing end
+# of the newest, which would be written back again and again
+c0=$(stat_of writeback.clusters)
+for j in $(seq 1 16); do
+	head -c 4M "$T/data" >"$M/seq.$j" || fail "seq.$j"
+done
+sync -f "$M/seq.1"
+wb=$(( $(stat_of writeback.clusters) - c0 ))
+note "16 files of 4 MiB: $wb clusters written back (1024 in the files)"
+[ "$wb" -le 1200 ] || fail "16 files of 4 MiB: $wb clusters written back for 1024"
 
 RW_MOUNT_OPTS=(-o allow_other,commit=3600,write_threads=1)
 rw_remount
