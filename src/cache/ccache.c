@@ -514,14 +514,15 @@ bool czfs_ccache_idle(struct czfs_ccache *cc)
 	 * their malloc arenas: give it back too */
 	if (idle)
 		malloc_trim(0);
-	if (!idle) {
+	{
 		/* Busy: free runs the buddy allocator split around (a random
 		 * reader's temporary pages) may be resident; keep a quarter of
-		 * low of them to allocate from */
+		 * low of them to allocate from.  Idle: the clusters kept (low
+		 * of them at least) and no free page. */
 		struct czfs_pool_stats ps;
 
 		czfs_pool_get_stats(cc->pool, &ps);
-		keep = keep / 4 + ps.used + ps.reserve_fill;
+		keep = (idle ? 0 : keep / 4) + ps.used + ps.reserve_fill;
 	}
 	while (czfs_pool_trim(cc->pool, (uint32_t)MIN(keep, cc->ceiling)))
 		;

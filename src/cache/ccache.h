@@ -171,7 +171,7 @@ int czfs_ccache_set_low(struct czfs_ccache *cc, uint64_t low_pages);
 /*
  * One tick of the trimmer: when no entry was looked up since the last tick,
  * the target halves (not below low), the LRU list is cut to it, the
- * trimmer's on_idle is called, free pool pages beyond low and the free
+ * trimmer's on_idle is called, every free pool page and the free
  * memory of malloc's arenas (malloc_trim) are given back to the kernel;
  * when busy, the free pages beyond low that are still
  * resident are.  Returns whether it was idle.

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,22 @@ static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
 }
 
+/*
+ * glibc gives each thread that allocates while another holds an arena an
+ * arena of its own, up to eight per core: the ten loop threads, the
+ * prefetch workers and writeback's encoders end up with one each, and what
+ * one frees (a decoded pack, a node) is memory only it reuses.  Measured
+ * on a cold tar of 19,000 files: 8 arenas, 80 MiB taken from the system
+ * for 61 MiB in use.  As many arenas as cores keep contention where it
+ * was (no two threads allocate on one core at once).
+ */
+static void limit_arenas(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	mallopt(M_ARENA_MAX, (int)MAX(cpus, 2));
+}
+
 static void log_syslog(enum czfs_log_level level, const char *msg)
 {
 	syslog((int)level, "%s", msg);
@@ -182,7 +199,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 	/* Decoded packs are malloc'd, outside the pool: an idle tick frees
 	 * them (daemon_idle). */
 	err = czfs_pcache_create((unsigned)MAX(CZFS_PACKS_CACHED_MIN,
-		dm->opts.cache_size / 8 / CZFS_PACK_MAX_ULEN), &dm->pc);
+		dm->opts.cache_min / 2 / CZFS_PACK_MAX_ULEN), &dm->pc);
 	if (err)
 		return err;
 	/* An eighth of the pool for staged requests, half for what FUSE
@@ -362,6 +379,7 @@ int main(int argc, char *argv[])
 	struct czfs_daemon dm = { 0 };
 	int ret = 1;
 
+	limit_arenas();
 	openlog("czfs-fuse", LOG_PID, LOG_DAEMON);
 	czfs_log_set_sink(czfs_log_stderr, CZFS_LOG_INFO);
 	czfs_opts_init(&dm.opts);

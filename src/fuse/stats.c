@@ -102,9 +102,11 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 
 	czfs_ccache_get_stats(dm->cc, &cs);
 	czfs_pcache_get_stats(dm->pc, &pcs);
-	put(o, "pcache.hits %llu\npcache.misses %llu\npcache.waits %llu\n",
+	put(o, "pcache.hits %llu\npcache.misses %llu\npcache.waits %llu\n"
+	    "pcache.consumed %llu\npcache.bytes %llu\n",
 	    (unsigned long long)pcs.hits, (unsigned long long)pcs.misses,
-	    (unsigned long long)pcs.waits);
+	    (unsigned long long)pcs.waits, (unsigned long long)pcs.consumed,
+	    (unsigned long long)pcs.bytes);
 	put(o, "ccache.hits %llu\nccache.misses %llu\nccache.waits %llu\n"
 	    "ccache.evictions %llu\nccache.recycled %llu\nccache.entries %llu\n",
 	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
