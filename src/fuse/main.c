@@ -205,11 +205,11 @@ static int daemon_setup(struct czfs_daemon *dm)
 	/* An eighth of the pool for staged requests, half for what FUSE
 	 * reads hold (their clusters and compressed input); the rest stays
 	 * free to load into, so every load can make progress.  Staged
-	 * requests are memory in use, beyond the trims: no more than
-	 * cache_min of them (a walk's streams each keep a staged tail), or
-	 * eight requests. */
+	 * requests are memory in use, beyond the trims: no more than a
+	 * quarter of cache_min of them (a walk's streams each keep a staged
+	 * tail: 16 MiB of them after a tar of a tree), or eight requests. */
 	dm->stage_budget = MIN(dm->opts.cache_size / 8,
-			       MAX(dm->opts.cache_min, 8 * dm->opts.max_request)) /
+			       MAX(dm->opts.cache_min / 4, 8 * dm->opts.max_request)) /
 			   CZFS_BLOCK_SIZE;
 	dm->admit_total = dm->admit_free = dm->opts.cache_size / CZFS_BLOCK_SIZE / 2;
 	pthread_mutex_init(&dm->admit_lock, NULL);
