@@ -45,6 +45,7 @@ struct czfs_centry {
 	/* private to ccache.c */
 	unsigned refs;
 	bool dead;			/* failed or invalidated: not in the hash */
+	bool waited;			/* LOADING, and a thread waits for it */
 	struct czfs_centry *hnext, *lru_prev, *lru_next;
 };
 
@@ -71,6 +72,7 @@ struct czfs_ccache;
 struct czfs_ccache_stats {
 	uint64_t hits, misses, waits, evictions, recycled, entries;
 	uint64_t refaults;		/* misses that grew the target */
+	uint64_t wakes;			/* loads that woke their waiters */
 	uint64_t lru_pages, target;	/* unreferenced entries' pages; their cap */
 };
 

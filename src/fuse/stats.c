@@ -112,9 +112,10 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
 	    (unsigned long long)cs.waits, (unsigned long long)cs.evictions,
 	    (unsigned long long)cs.recycled, (unsigned long long)cs.entries);
-	put(o, "ccache.refaults %llu\nccache.lru_pages %llu\nccache.target_pages %llu\n",
+	put(o, "ccache.refaults %llu\nccache.lru_pages %llu\nccache.target_pages %llu\n"
+	    "ccache.wakes %llu\n",
 	    (unsigned long long)cs.refaults, (unsigned long long)cs.lru_pages,
-	    (unsigned long long)cs.target);
+	    (unsigned long long)cs.target, (unsigned long long)cs.wakes);
 	czfs_pool_get_stats(dm->pool, &ps);
 	put(o, "pool.pages %llu\npool.used %llu\npool.resident_pages %llu\n"
 	    "pool.alloc_failures %llu\n"
