@@ -10,6 +10,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "btree.h"
 #include "ccache.h"
 #include "coldmap.h"
 #include "compress.h"
@@ -226,14 +227,21 @@ static int daemon_setup(struct czfs_daemon *dm)
 		.mode = dm->opts.map, .bounce = !dm->opts.map_slots }, &dm->wc);
 }
 
-/* Nothing read for a tick: staged reads ahead and decoded packs wait
- * for nobody now, their memory goes back (the pool's trimmer). */
+/* B-tree nodes an idle daemon keeps: the top of the tree (a walk of
+ * 19,000 files leaves 1,400 of them, 5.6 MiB, that the kernel's caches
+ * of names and attributes spare it from asking for again). */
+#define NODES_KEPT_IDLE		64
+
+/* Nothing read for a tick: staged reads ahead, decoded packs and most
+ * nodes wait for nobody now, their memory goes back (the pool's
+ * trimmer). */
 static void daemon_idle(void *arg)
 {
 	struct czfs_daemon *dm = arg;
 
 	czfs_staging_reclaim(dm);
 	czfs_pcache_drop(dm->pc);
+	czfs_nodecache_trim(dm->fs->nc, NODES_KEPT_IDLE);
 }
 
 /* Threads start after fuse_daemonize(): a fork keeps only its caller. */
