@@ -271,6 +271,7 @@ int czfs_ccache_get(struct czfs_ccache *cc, uint64_t ino, uint64_t idx,
 			return -EAGAIN;
 		}
 		cc->st.waits++;
+		e->waited = true;
 		pthread_cond_wait(&cc->loaded, &cc->lock);
 	}
 	if (e) {
@@ -363,8 +364,16 @@ static void put_locked(struct czfs_ccache *cc, struct czfs_centry *e, bool used)
 	evict_to_target(cc);
 }
 
+/*
+ * The waiters wake only for an entry someone waits for (a prefetch worker
+ * loads one cluster after another, and each load woke every waiting reader
+ * for nothing), and after the unlock (woken under it, a waiter blocks
+ * again on the mutex at once: a second switch).
+ */
 void czfs_ccache_loaded(struct czfs_ccache *cc, struct czfs_centry *e, int err)
 {
+	bool wake;
+
 	pthread_mutex_lock(&cc->lock);
 	if (err) {
 		if (!e->dead)
@@ -372,8 +381,12 @@ void czfs_ccache_loaded(struct czfs_ccache *cc, struct czfs_centry *e, int err)
 	} else {
 		e->state = CZFS_CE_READY;
 	}
-	pthread_cond_broadcast(&cc->loaded);
+	wake = e->waited;
+	e->waited = false;
+	cc->st.wakes += wake;
 	pthread_mutex_unlock(&cc->lock);
+	if (wake)
+		pthread_cond_broadcast(&cc->loaded);
 }
 
 void czfs_ccache_put(struct czfs_ccache *cc, struct czfs_centry *e)
@@ -518,14 +531,15 @@ bool czfs_ccache_idle(struct czfs_ccache *cc)
 	 * their malloc arenas: give it back too */
 	if (idle)
 		malloc_trim(0);
-	if (!idle) {
+	{
 		/* Busy: free runs the buddy allocator split around (a random
 		 * reader's temporary pages) may be resident; keep a quarter of
-		 * low of them to allocate from */
+		 * low of them to allocate from.  Idle: the clusters kept (low
+		 * of them at least) and no free page. */
 		struct czfs_pool_stats ps;
 
 		czfs_pool_get_stats(cc->pool, &ps);
-		keep = keep / 4 + ps.used + ps.reserve_fill;
+		keep = (idle ? 0 : keep / 4) + ps.used + ps.reserve_fill;
 	}
 	while (czfs_pool_trim(cc->pool, (uint32_t)MIN(keep, cc->ceiling)))
 		;

@@ -38,6 +38,7 @@ struct czfs_centry {
 	/* private to ccache.c */
 	unsigned refs;
 	bool dead;			/* failed or invalidated: not in the hash */
+	bool waited;			/* LOADING, and a thread waits for it */
 	struct czfs_centry *hnext, *lru_prev, *lru_next;
 };
 
@@ -54,6 +55,7 @@ struct czfs_ccache;
 struct czfs_ccache_stats {
 	uint64_t hits, misses, waits, evictions, recycled, entries;
 	uint64_t refaults;		/* misses that grew the target */
+	uint64_t wakes;			/* loads that woke their waiters */
 	uint64_t lru_pages, target;	/* unreferenced entries' pages; their cap */
 };
 
@@ -155,7 +157,7 @@ int czfs_ccache_set_low(struct czfs_ccache *cc, uint64_t low_pages);
 /*
  * One tick of the trimmer: when no entry was looked up since the last tick,
  * the target halves (not below low), the LRU list is cut to it, the
- * trimmer's on_idle is called, free pool pages beyond low and the free
+ * trimmer's on_idle is called, every free pool page and the free
  * memory of malloc's arenas (malloc_trim) are given back to the kernel;
  * when busy, the free pages beyond low that are still
  * resident are.  Returns whether it was idle.

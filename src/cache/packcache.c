@@ -14,8 +14,18 @@ struct czfs_pcache {
 	struct czfs_pentry *ents;	/* !data && !loading: a free slot */
 	unsigned n;
 	uint64_t clock;
+	uint64_t bytes;			/* decoded, held */
 	struct czfs_pcache_stats st;
 };
+
+/* Locked. */
+static void free_data(struct czfs_pcache *pc, struct czfs_pentry *e)
+{
+	if (e->data)
+		pc->bytes -= e->ulen;
+	free(e->data);
+	e->data = NULL;
+}
 
 int czfs_pcache_create(unsigned n, struct czfs_pcache **out)
 {
@@ -37,7 +47,7 @@ void czfs_pcache_destroy(struct czfs_pcache *pc)
 	if (!pc)
 		return;
 	for (unsigned i = 0; i < pc->n; i++)
-		free(pc->ents[i].data);
+		free_data(pc, &pc->ents[i]);
 	free(pc->ents);
 	pthread_cond_destroy(&pc->done);
 	pthread_mutex_destroy(&pc->lock);
@@ -97,9 +107,9 @@ int czfs_pcache_claim(struct czfs_pcache *pc, uint64_t blkaddr,
 		pc->st.hits++;
 	} else if ((*e = victim(pc))) {
 		pc->st.misses++;
-		free((*e)->data);
+		free_data(pc, *e);
 		**e = (struct czfs_pentry){ blkaddr, checksum, ulen, NULL, true,
-					    0, 0 };
+					    0, 0, 0, 0 };
 		ret = 1;
 	} else {
 		pc->st.misses++;
@@ -114,11 +124,13 @@ out:
 }
 
 void czfs_pcache_fill(struct czfs_pcache *pc, struct czfs_pentry *e,
-		      void *data)
+		      void *data, uint32_t members)
 {
 	pthread_mutex_lock(&pc->lock);
 	e->data = data;
+	e->members = members;
 	e->loading = false;
+	pc->bytes += e->ulen;
 	pthread_cond_broadcast(&pc->done);
 	pthread_mutex_unlock(&pc->lock);
 }
@@ -137,7 +149,17 @@ void czfs_pcache_put(struct czfs_pcache *pc, struct czfs_pentry *e)
 	if (!e)
 		return;
 	pthread_mutex_lock(&pc->lock);
-	e->refs--;
+	if (!--e->refs && e->data && e->members && e->taken >= e->members) {
+		free_data(pc, e);
+		pc->st.consumed++;
+	}
+	pthread_mutex_unlock(&pc->lock);
+}
+
+void czfs_pcache_took(struct czfs_pcache *pc, struct czfs_pentry *e)
+{
+	pthread_mutex_lock(&pc->lock);
+	e->taken++;
 	pthread_mutex_unlock(&pc->lock);
 }
 
@@ -145,6 +167,7 @@ void czfs_pcache_get_stats(struct czfs_pcache *pc, struct czfs_pcache_stats *st)
 {
 	pthread_mutex_lock(&pc->lock);
 	*st = pc->st;
+	st->bytes = pc->bytes;
 	pthread_mutex_unlock(&pc->lock);
 }
 
@@ -154,10 +177,8 @@ void czfs_pcache_drop(struct czfs_pcache *pc)
 	for (unsigned i = 0; i < pc->n; i++) {
 		struct czfs_pentry *e = &pc->ents[i];
 
-		if (e->data && !e->refs && !e->loading) {
-			free(e->data);
-			e->data = NULL;
-		}
+		if (e->data && !e->refs && !e->loading)
+			free_data(pc, e);
 	}
 	pthread_mutex_unlock(&pc->lock);
 }

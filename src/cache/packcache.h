@@ -32,6 +32,8 @@ struct czfs_pentry {
 	bool loading;			/* claimed: one thread decodes it */
 	unsigned refs;			/* under the cache's lock */
 	uint64_t used;			/* LRU stamp */
+	uint32_t members;		/* clusters that use it, 0: unknown */
+	uint32_t taken;			/* members copied out */
 };
 
 /* A cache of at most n entries (n >= 1).  0 or -ENOMEM. */
@@ -56,22 +58,35 @@ int czfs_pcache_claim(struct czfs_pcache *pc, uint64_t blkaddr,
 		      struct czfs_pentry **e);
 
 /* The claimed entry e decoded: data (ulen bytes, malloc'd, not NULL) is
- * the cache's from now; the waiters wake.  The caller's reference stays. */
+ * the cache's from now; the waiters wake.  The caller's reference stays.
+ * members: how many clusters use the pack (0: unknown, kept until
+ * evicted or dropped; see czfs_pcache_took). */
 void czfs_pcache_fill(struct czfs_pcache *pc, struct czfs_pentry *e,
-		      void *data);
+		      void *data, uint32_t members);
 
 /* The decode of the claimed entry e failed: its slot is freed with the
  * caller's reference, and a waiter claims the pack next. */
 void czfs_pcache_abort(struct czfs_pcache *pc, struct czfs_pentry *e);
 
-/* Drop a reference from claim (after fill); accepts NULL. */
+/* Drop a reference from claim (after fill); accepts NULL.  A pack that
+ * has given out all its bytes is freed with its last reference. */
 void czfs_pcache_put(struct czfs_pcache *pc, struct czfs_pentry *e);
+
+/*
+ * A member of the decoded entry e (referenced) was copied out.  A walk
+ * takes each member of a pack once, and the kernel keeps what it read:
+ * once as many were taken as the pack has members, it is unlikely to be
+ * asked for again and waits in memory for nobody.
+ */
+void czfs_pcache_took(struct czfs_pcache *pc, struct czfs_pentry *e);
 
 struct czfs_pcache_stats {
 	uint64_t hits;			/* claims answered with a decoded pack */
 	uint64_t misses;		/* claims that left the decode to the
 					 * caller (a LOADING entry, or none) */
 	uint64_t waits;			/* claims that waited for a decode */
+	uint64_t consumed;		/* packs freed once all taken */
+	uint64_t bytes;			/* decoded bytes held now */
 };
 
 /* The counts since creation. */

@@ -38,11 +38,11 @@ struct czfs_wbpool;
 struct czfs_coldmap;
 struct czfs_remount;
 
-/* Decoded packs kept (packcache.h), 256 KiB each at most: an eighth of
- * the page pool's size, and no fewer than this.  A walk of a tree in
- * depth-first order keeps the packs of every directory on its path in
- * use (mkfs numbers inodes breadth-first), so too few are decoded again
- * and again. */
+/* Decoded packs kept (packcache.h), 256 KiB each at most: half of
+ * cache_min (memory that follows use, not the pool's ceiling), and no
+ * fewer than this.  A walk of a tree in depth-first order keeps the packs
+ * of every directory on its path in use (mkfs numbers inodes
+ * breadth-first), so too few are decoded again and again. */
 #define CZFS_PACKS_CACHED_MIN	8
 
 /* Per-file compression chosen by name (f2fs's compress_extension). */

@@ -3,12 +3,14 @@
 #include "config.h"
 
 #include <limits.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <syslog.h>
 #include <unistd.h>
 
+#include "btree.h"
 #include "ccache.h"
 #include "coldmap.h"
 #include "compress.h"
@@ -106,6 +108,22 @@ static void czfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
 }
 
+/*
+ * glibc gives each thread that allocates while another holds an arena an
+ * arena of its own, up to eight per core: the ten loop threads, the
+ * prefetch workers and writeback's encoders end up with one each, and what
+ * one frees (a decoded pack, a node) is memory only it reuses.  Measured
+ * on a cold tar of 19,000 files: 8 arenas, 80 MiB taken from the system
+ * for 61 MiB in use.  As many arenas as cores keep contention where it
+ * was (no two threads allocate on one core at once).
+ */
+static void limit_arenas(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	mallopt(M_ARENA_MAX, (int)MAX(cpus, 2));
+}
+
 static void log_syslog(enum czfs_log_level level, const char *msg)
 {
 	syslog((int)level, "%s", msg);
@@ -160,14 +178,21 @@ static int daemon_setup(struct czfs_daemon *dm)
 	return err;
 }
 
-/* Nothing read for a tick: staged reads ahead and decoded packs wait
- * for nobody now, their memory goes back (the pool's trimmer). */
+/* B-tree nodes an idle daemon keeps: the top of the tree (a walk of
+ * 19,000 files leaves 1,400 of them, 5.6 MiB, that the kernel's caches
+ * of names and attributes spare it from asking for again). */
+#define NODES_KEPT_IDLE		64
+
+/* Nothing read for a tick: staged reads ahead, decoded packs and most
+ * nodes wait for nobody now, their memory goes back (the pool's
+ * trimmer). */
 static void daemon_idle(void *arg)
 {
 	struct czfs_daemon *dm = arg;
 
 	czfs_staging_reclaim(dm);
 	czfs_pcache_drop(dm->pc);
+	czfs_nodecache_trim(dm->fs->nc, NODES_KEPT_IDLE);
 }
 
 /* Threads start after fuse_daemonize(): a fork keeps only its caller. */
@@ -309,6 +334,7 @@ int main(int argc, char *argv[])
 	struct czfs_daemon dm = { 0 };
 	int ret = 1;
 
+	limit_arenas();
 	openlog("czfs-fuse", LOG_PID, LOG_DAEMON);
 	czfs_log_set_sink(czfs_log_stderr, CZFS_LOG_INFO);
 	czfs_opts_init(&dm.opts);

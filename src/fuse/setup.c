@@ -54,7 +54,7 @@ static int caches_create(struct czfs_daemon *dm)
 	/* Decoded packs are malloc'd, outside the pool: an idle tick frees
 	 * them (main.c: daemon_idle). */
 	err = czfs_pcache_create((unsigned)MAX(CZFS_PACKS_CACHED_MIN,
-		dm->opts.cache_size / 8 / CZFS_PACK_MAX_ULEN), &dm->pc);
+		dm->opts.cache_min / 2 / CZFS_PACK_MAX_ULEN), &dm->pc);
 	if (err)
 		return err;
 	return czfs_wincache_create(dm->pool, &(struct czfs_wincache_opts){
@@ -74,11 +74,11 @@ int czfs_daemon_init(struct czfs_daemon *dm)
 	/* An eighth of the pool for staged requests, half for what FUSE
 	 * reads hold (their clusters and compressed input); the rest stays
 	 * free to load into, so every load can make progress.  Staged
-	 * requests are memory in use, beyond the trims: no more than
-	 * cache_min of them (a walk's streams each keep a staged tail), or
-	 * eight requests. */
+	 * requests are memory in use, beyond the trims: no more than a
+	 * quarter of cache_min of them (a walk's streams each keep a staged
+	 * tail: 16 MiB of them after a tar of a tree), or eight requests. */
 	dm->stage_budget = MIN(dm->opts.cache_size / 8,
-			       MAX(dm->opts.cache_min, 8 * dm->opts.max_request)) /
+			       MAX(dm->opts.cache_min / 4, 8 * dm->opts.max_request)) /
 			   CZFS_BLOCK_SIZE;
 	dm->admit_total = dm->admit_free = dm->opts.cache_size / CZFS_BLOCK_SIZE / 2;
 	dm->io.max_request = (uint32_t)dm->opts.max_request;

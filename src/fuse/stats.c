@@ -103,17 +103,20 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 
 	czfs_ccache_get_stats(dm->cc, &cs);
 	czfs_pcache_get_stats(dm->pc, &pcs);
-	put(o, "pcache.hits %llu\npcache.misses %llu\npcache.waits %llu\n",
+	put(o, "pcache.hits %llu\npcache.misses %llu\npcache.waits %llu\n"
+	    "pcache.consumed %llu\npcache.bytes %llu\n",
 	    (unsigned long long)pcs.hits, (unsigned long long)pcs.misses,
-	    (unsigned long long)pcs.waits);
+	    (unsigned long long)pcs.waits, (unsigned long long)pcs.consumed,
+	    (unsigned long long)pcs.bytes);
 	put(o, "ccache.hits %llu\nccache.misses %llu\nccache.waits %llu\n"
 	    "ccache.evictions %llu\nccache.recycled %llu\nccache.entries %llu\n",
 	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
 	    (unsigned long long)cs.waits, (unsigned long long)cs.evictions,
 	    (unsigned long long)cs.recycled, (unsigned long long)cs.entries);
-	put(o, "ccache.refaults %llu\nccache.lru_pages %llu\nccache.target_pages %llu\n",
+	put(o, "ccache.refaults %llu\nccache.lru_pages %llu\nccache.target_pages %llu\n"
+	    "ccache.wakes %llu\n",
 	    (unsigned long long)cs.refaults, (unsigned long long)cs.lru_pages,
-	    (unsigned long long)cs.target);
+	    (unsigned long long)cs.target, (unsigned long long)cs.wakes);
 	czfs_pool_get_stats(dm->pool, &ps);
 	put(o, "pool.pages %llu\npool.used %llu\npool.used_max %llu\n"
 	    "pool.resident_pages %llu\npool.alloc_failures %llu\n"

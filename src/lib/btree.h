@@ -183,6 +183,9 @@ struct czfs_nodecache_stats {
 };
 void czfs_nodecache_stats(struct czfs_nodecache *nc,
 			  struct czfs_nodecache_stats *st);
+/* Evict clean unreferenced nodes, least recently used first, until at
+ * most keep clean nodes are left (an idle daemon's memory back). */
+void czfs_nodecache_trim(struct czfs_nodecache *nc, unsigned keep);
 /* Drop the clean node at blkaddr if cached and unreferenced (fsck, tests). */
 void czfs_nodecache_forget(struct czfs_nodecache *nc, uint64_t blkaddr);
 

@@ -171,12 +171,17 @@ static void evict(struct czfs_nodecache *nc, struct czfs_node *n)
 	node_free(n);
 }
 
-static void evict_excess(struct czfs_nodecache *nc)
+static void evict_to(struct czfs_nodecache *nc, size_t keep)
 {
-	while (nc->nclean > nc->max_nodes && nc->lru_tail) {
+	while (nc->nclean > keep && nc->lru_tail) {
 		evict(nc, nc->lru_tail);
 		nc->evictions++;
 	}
+}
+
+static void evict_excess(struct czfs_nodecache *nc)
+{
+	evict_to(nc, nc->max_nodes);
 }
 
 int czfs_nodecache_create(struct czfs_bdev *bdev, uint64_t max_blocks,
@@ -546,6 +551,13 @@ void czfs_nodecache_stats(struct czfs_nodecache *nc,
 	st->dirty = nc->ndirty;
 	st->readahead = nc->ra_nodes;
 	st->packs = nc->packs;
+	pthread_mutex_unlock(&nc->lock);
+}
+
+void czfs_nodecache_trim(struct czfs_nodecache *nc, unsigned keep)
+{
+	pthread_mutex_lock(&nc->lock);
+	evict_to(nc, keep);
 	pthread_mutex_unlock(&nc->lock);
 }
 

@@ -5,6 +5,7 @@
 # went.  A read-write mount's writes may still be dirty in the host's page
 # cache when their clusters are read again: the kernel writes them back
 # before a direct read, which must return the new data, not the old.
+# A load wakes waiting readers only when one waits for its cluster.
 . "$top_srcdir/tests/integration/lib.sh"
 require_fuse
 STAT="$top_builddir/src/fuse/czfs-stat"
@@ -44,6 +45,12 @@ for o in ro ro,direct_reads ro,buffered_reads ro,buffered_reads,direct_reads; do
 	else
 		[ "$n" = 0 ] || fail "-o $o: $n direct reads, want none"
 	fi
+	# a load wakes the threads waiting for clusters only when one
+	# waits for its own: not at every cluster the prefetch loads
+	wakes=$(stat_of ccache.wakes)
+	loads=$(( $(stat_of cluster.loads_reader) + $(stat_of cluster.loads_prefetch) ))
+	[ "$wakes" -le "$(stat_of ccache.waits)" ] && [ "$wakes" -lt "$loads" ] ||
+		fail "-o $o: $wakes wakeups for $(stat_of ccache.waits) waits, $loads loads"
 	czfs_umount "$T/mnt"
 done
 

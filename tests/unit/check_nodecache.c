@@ -68,6 +68,36 @@ START_TEST(cache_eviction)
 }
 END_TEST
 
+/* Given a tree read through a large cache, when it is trimmed to a few
+ * nodes, then that many stay, lookups still find every key, and the
+ * nodes of a held path are never evicted. */
+START_TEST(trim_keeps_a_few)
+{
+	struct czfs_nodecache_stats st;
+	struct czfs_node *root;
+	struct model m = { 0 };
+	uint64_t rng = 5;
+	struct env e;
+
+	env_init(&e, MAXB, 100000);
+	env_build_n(&e, 30000, &m, 2);
+	model_check_lookups(&m, &e.t, &rng);
+	czfs_nodecache_stats(e.nc, &st);
+	ck_assert_uint_gt(st.nodes, 10);
+	ck_assert_int_eq(czfs_node_get(e.nc, e.t.root_blkaddr, 0, -1, &root), 0);
+	czfs_nodecache_trim(e.nc, 4);
+	czfs_nodecache_stats(e.nc, &st);
+	ck_assert_uint_le(st.nodes, 4 + 1);	/* the held root does not count */
+	czfs_nodecache_trim(e.nc, 0);
+	czfs_nodecache_stats(e.nc, &st);
+	ck_assert_uint_eq(st.nodes, 1);
+	czfs_node_put(e.nc, root);
+	model_check_lookups(&m, &e.t, &rng);
+	model_free(&m);
+	env_destroy(&e);
+}
+END_TEST
+
 struct reader_arg {
 	struct czfs_btree *t;
 	const struct model *m;
@@ -285,6 +315,7 @@ int main(void)
 	tcase_add_loop_test(tc, cache_eviction, 0, 3);
 	tcase_add_loop_test(tc, cache_parallel_readers, 0, 3);
 	tcase_add_loop_test(tc, cached_nodes_checked_against_pointers, 0, 3);
+	tcase_add_test(tc, trim_keeps_a_few);
 	tcase_add_test(tc, readahead_reads_windows);
 	tcase_add_test(tc, readahead_window_read_once);
 	suite_add_tcase(s, tc);

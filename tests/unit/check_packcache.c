@@ -31,7 +31,7 @@ static void add(struct czfs_pcache *pc, uint64_t key, char c)
 
 	ck_assert_int_eq(czfs_pcache_claim(pc, key, (uint32_t)key, 16, 0, &e), 1);
 	ck_assert_ptr_null(e->data);
-	czfs_pcache_fill(pc, e, bytes(c));
+	czfs_pcache_fill(pc, e, bytes(c), 0);
 	czfs_pcache_put(pc, e);
 }
 
@@ -99,7 +99,7 @@ START_TEST(held_entries_are_never_evicted)
 	/* a LOADING entry holds its slot */
 	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &e), -ENOSPC);
 	ck_assert_ptr_null(e);
-	czfs_pcache_fill(pc, a, bytes('1'));
+	czfs_pcache_fill(pc, a, bytes('1'), 0);
 	/* full of held entries: refused */
 	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &e), -ENOSPC);
 	ck_assert_ptr_null(e);
@@ -158,7 +158,7 @@ static void *reader(void *arg)
 			czfs_pcache_abort(r->pc, e);
 			return NULL;
 		}
-		czfs_pcache_fill(r->pc, e, bytes('p'));
+		czfs_pcache_fill(r->pc, e, bytes('p'), 0);
 	}
 	ck_assert_int_eq(((char *)e->data)[15], 'p');
 	czfs_pcache_put(r->pc, e);
@@ -237,6 +237,38 @@ START_TEST(drop_frees_what_nobody_holds)
 }
 END_TEST
 
+/* Given a pack of two members, when both were taken, then its last put
+ * frees it (counted), while one of unknown members stays. */
+START_TEST(a_pack_all_taken_goes_at_its_last_put)
+{
+	struct czfs_pcache_stats st;
+	struct czfs_pcache *pc;
+	struct czfs_pentry *e, *held;
+
+	ck_assert_int_eq(czfs_pcache_create(4, &pc), 0);
+	add(pc, 1, '1');			/* members unknown */
+	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &e), 1);
+	czfs_pcache_fill(pc, e, bytes('2'), 2);
+	czfs_pcache_took(pc, e);
+	czfs_pcache_put(pc, e);
+	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &e), 0);
+	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &held), 0);
+	czfs_pcache_took(pc, e);
+	czfs_pcache_put(pc, e);
+	czfs_pcache_get_stats(pc, &st);
+	ck_assert_uint_eq(st.consumed, 0);	/* still held */
+	ck_assert_uint_eq(st.bytes, 32);
+	czfs_pcache_put(pc, held);
+	czfs_pcache_get_stats(pc, &st);
+	ck_assert_uint_eq(st.consumed, 1);
+	ck_assert_uint_eq(st.bytes, 16);
+	assert_absent(pc, 2, 2, 16);
+	ck_assert_int_eq(czfs_pcache_claim(pc, 1, 1, 16, 0, &e), 0);
+	czfs_pcache_put(pc, e);
+	czfs_pcache_destroy(pc);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("packcache");
@@ -250,6 +282,7 @@ int main(void)
 	tcase_add_test(tc, a_second_miss_waits_for_the_decode);
 	tcase_add_test(tc, a_failed_decode_leaves_it_to_the_waiter);
 	tcase_add_test(tc, drop_frees_what_nobody_holds);
+	tcase_add_test(tc, a_pack_all_taken_goes_at_its_last_put);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

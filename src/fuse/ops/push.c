@@ -111,12 +111,27 @@ static bool slot_take(struct czfs_daemon *dm)
 	return false;
 }
 
+/* ino was just read whole: the kernel holds its data, so a store started
+ * after an earlier file's read must not load and store it again. */
+static void mark_read(struct czfs_daemon *dm, uint64_t ino)
+{
+	struct czfs_minode *mi = czfs_mi_known(dm, ino);
+
+	if (!mi)
+		return;
+	pthread_mutex_lock(&mi->lock);
+	mi->pushed = true;
+	pthread_mutex_unlock(&mi->lock);
+	czfs_mi_put(dm, mi);
+}
+
 void czfs_push_after(struct czfs_daemon *dm, uint64_t ino)
 {
 	uint64_t budget = dm->opts.tree_readahead, done = 0;
 	time_t now = time(NULL);
 	unsigned files = 0;
 
+	mark_read(dm, ino);
 	if (!slot_take(dm))
 		return;
 

@@ -11,6 +11,7 @@
 
 #include "ccache.h"
 #include "packcache.h"
+#include "pack.h"
 #include "cluster.h"
 #include "daemon.h"
 #include "fs.h"
@@ -80,7 +81,7 @@ static bool shares_pack(const struct czfs_cluster_info *ci)
 
 /* The cluster's range of its decoded pack pe into its pages. */
 static int copy_from_pack(struct czfs_daemon *dm, const struct czfs_cluster_info *ci,
-			  const struct czfs_pentry *pe, const uint32_t *rpages,
+			  struct czfs_pentry *pe, const uint32_t *rpages,
 			  unsigned rn)
 {
 	struct czfs_mapping rm;
@@ -93,7 +94,22 @@ static int copy_from_pack(struct czfs_daemon *dm, const struct czfs_cluster_info
 		return err;
 	memcpy(rm.addr, (const char *)pe->data + ci->pack_off, ci->ulen);
 	czfs_win_unmap(dm->wc, &rm);
+	czfs_pcache_took(dm->pc, pe);
 	return 0;
+}
+
+/* How many clusters use ci's pack (its PACK item's count), 0 if unknown:
+ * the pack cache frees a pack once that many were taken from it. */
+static uint32_t pack_members(struct czfs_daemon *dm,
+			     const struct czfs_cluster_info *ci)
+{
+	struct czfs_pack_info p;
+	int err;
+
+	pthread_rwlock_rdlock(&dm->fs->lock);
+	err = czfs_pack_get(dm->fs, czfs_cluster_pack_key(ci), &p);
+	pthread_rwlock_unlock(&dm->fs->lock);
+	return err ? 0 : p.refs;
 }
 
 /*
@@ -129,7 +145,7 @@ static int fill_pack(struct czfs_daemon *dm, struct czfs_thread *t,
 		atomic_fetch_add(&dm->st.decomp_ns, czfs_now_ns() - t0);
 		atomic_fetch_add(&dm->st.decomp_bytes, pack.ulen);
 	}
-	czfs_pcache_fill(dm->pc, l->pe, buf);
+	czfs_pcache_fill(dm->pc, l->pe, buf, pack_members(dm, l->ci));
 	l->pe_claimed = false;
 	return 0;
 }

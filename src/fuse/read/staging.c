@@ -66,6 +66,7 @@ struct czfs_staging {
 	struct czfs_staging *prev, *next;	/* dm->stagings */
 	pthread_mutex_t lock;
 	pthread_cond_t ready;		/* a request came in */
+	unsigned waiters;		/* threads waiting on ready */
 	uint64_t disk_pos;		/* where the next request starts */
 	struct czfs_staged **st;	/* in image order, contiguous */
 	unsigned n, cap;
@@ -278,7 +279,12 @@ static int read_next(struct czfs_daemon *dm, struct czfs_staging *stg,
 			 (unsigned long long)(start / CZFS_BLOCK_SIZE), strerror(-err));
 		err = -EIO;
 	}
-	pthread_cond_broadcast(&stg->ready);
+	/* woken with the lock free, or a waiter blocks on it again at once */
+	if (stg->waiters) {
+		pthread_mutex_unlock(&stg->lock);
+		pthread_cond_broadcast(&stg->ready);
+		pthread_mutex_lock(&stg->lock);
+	}
 	return err;
 }
 
@@ -365,7 +371,9 @@ int czfs_staging_get(struct czfs_daemon *dm, struct czfs_staging *stg,
 		if (got == n && all_ready(ref))
 			break;
 		if (got == n) {		/* in flight: another thread reads it */
+			stg->waiters++;
 			pthread_cond_wait(&stg->ready, &stg->lock);
+			stg->waiters--;
 			continue;
 		}
 		err = on_path(dm, stg, a, a + (uint64_t)got * CZFS_BLOCK_SIZE,
