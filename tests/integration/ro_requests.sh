@@ -251,8 +251,8 @@ czfs_mount "$T/img" "$T/mnt"
 stale=$(cd "$T/mnt" && find . -type f -size +0 -printf '%A@ %p\n' | awk '$1 < 1000000001 { print $2 }')
 [ -z "$stale" ] || fail "rw: the walk left old access times on: $(echo $stale | head -c 300)"
 czfs_umount "$T/mnt"
-# a file stored ahead but not opened keeps its access time; its open
-# (and no READ) moves it
+# a file stored ahead but not opened keeps its access time; an open
+# that reads nothing moves it
 old_atimes
 dir=$(cd "$T/src/tree" && find . -type f -size +0 -size -16k -printf '%h\n' | sort | uniq -c |
 	sort -k1,1nr -k2 | awk 'NR == 1 { print $2 }')
@@ -277,14 +277,10 @@ for f in "${files[@]:2}"; do
 	[ "$(stat -c %X "$T/mnt/tree/$dir/${f#* }")" = 1000000000 ] ||
 		fail "rw: ${f#* }, stored ahead and never opened, had its access time moved"
 done
-from=$(($(czfs_log "$T/mnt" | wc -l) + 1))
-cat "$T/mnt/tree/$dir/${files[1]#* }" >/dev/null
 caches_unlock
+# fincore's open, which reads nothing, found it stored: that open moved it
 [ "$(stat -c %X "$T/mnt/tree/$dir/${files[1]#* }")" -gt 1000000000 ] ||
-	fail "rw: reading ${files[1]#* } did not move its access time"
-czfs_log "$T/mnt" | tail -n +"$from" >"$T/cat.log"
-! grep -qE "opcode: READ \([0-9]+\), nodeid: ${files[1]%% *}," "$T/cat.log" ||
-	fail "rw: ${files[1]#* }, stored ahead, was read by a READ"
+	fail "rw: opening ${files[1]#* }, stored ahead, did not move its access time"
 czfs_umount "$T/mnt"
 # within the day, the next walk reads them ahead, as a read-only mount
 walk rw2 rw
