@@ -61,6 +61,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def reply(self, status, body=b"", headers=()):
+        # logged before the reply: a client that gives up on it (a wrong
+        # region) may be followed at once by the test reading the log
+        with open(LOG, "a") as f:
+            f.write("%s %s %s %d%s\n" % (self.style, self.command, self.object, status,
+                                          " " + self.code if self.code else ""))
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
@@ -68,9 +73,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
-        with open(LOG, "a") as f:
-            f.write("%s %s %s %d%s\n" % (self.style, self.command, self.object, status,
-                                          " " + self.code if self.code else ""))
 
     def error(self, status, code):
         self.code = code
