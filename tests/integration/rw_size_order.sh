@@ -29,7 +29,9 @@ STAT="$top_builddir/src/fuse/czfs-stat"
 
 # commit=3600: only the fsync checkpoints; recompress=0: nothing else
 # stores x; zstd:19: y's writeback takes long enough to act in
-RW_MOUNT_OPTS=(-o allow_other,commit=3600,recompress=0,compress=zstd:19)
+# dirty_max=64M: y (12 MiB) wakes no flusher, whose writeback of y the
+# test would take for the checkpoint's
+RW_MOUNT_OPTS=(-o allow_other,commit=3600,recompress=0,compress=zstd:19,dirty_max=64M)
 rw_setup 1G
 
 python3 - "$M" "$STAT" <<'PY' || fail "the race was not made"
