@@ -19,32 +19,14 @@
 struct czfs_itable {
 	pthread_mutex_t lock;
 	struct czfs_minode *hash[ITABLE_BUCKETS];
-	/* the buckets in use, and the words of busy that are not zero:
-	 * every checkpoint visits them all (an fsync's too), and 512 KiB of
-	 * mostly empty buckets was 4% of a database's daemon time; the 1024
-	 * words of busy alone, still 3% */
-	uint64_t busy[ITABLE_BUCKETS / 64];
-	uint64_t busy_words[ITABLE_BUCKETS / 64 / 64];
-	/* inodes that may hold dirty clusters (czfs_itable_note_dirty);
-	 * an inode leaves it with the table (no reference of its own, so
-	 * a deleted file is destroyed at once): writeback's passes visit
-	 * them, not the whole table (a cp -a of 14,600 files walked it
-	 * 1,900 times) */
+	/* inodes that may hold dirty clusters or attributes
+	 * (czfs_itable_note_dirty); an inode leaves it with the table (no
+	 * reference of its own, so a deleted file is destroyed at once):
+	 * writeback's passes and checkpoints visit them, not the whole table
+	 * (a cp -a of 14,600 files walked it 1,900 times; an fsync after a
+	 * tree walk, every inode the walk met) */
 	struct czfs_minode *dirty, *dirty_tail;
 };
-
-static void mark_busy(struct czfs_itable *it, unsigned b)
-{
-	it->busy[b / 64] |= 1ull << (b % 64);
-	it->busy_words[b / 4096] |= 1ull << (b / 64 % 64);
-}
-
-static void mark_empty(struct czfs_itable *it, unsigned b)
-{
-	it->busy[b / 64] &= ~(1ull << (b % 64));
-	if (!it->busy[b / 64])
-		it->busy_words[b / 4096] &= ~(1ull << (b / 64 % 64));
-}
 
 static unsigned bucket(uint64_t ino)
 {
@@ -151,7 +133,6 @@ static int get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 		mi = fresh;
 		mi->hnext = it->hash[bucket(ino)];
 		it->hash[bucket(ino)] = mi;
-		mark_busy(it, bucket(ino));
 		fresh = NULL;
 	}
 	mi->refs++;
@@ -219,8 +200,6 @@ static void unhash(struct czfs_itable *it, struct czfs_minode *mi)
 	while (*pp != mi)
 		pp = &(*pp)->hnext;
 	*pp = mi->hnext;
-	if (!it->hash[b])
-		mark_empty(it, b);
 	dirty_unlink(it, mi);
 }
 
@@ -364,6 +343,13 @@ static int list_add(struct czfs_minode ***list, size_t *n, size_t *cap,
 	return 0;
 }
 
+void czfs_mi_attrs_changed(struct czfs_daemon *dm, struct czfs_minode *mi)
+{
+	mi->ii_dirty = true;
+	if (!mi->ndirty)	/* else on the list already (dirty clusters) */
+		czfs_itable_note_dirty(dm, mi);
+}
+
 void czfs_itable_note_dirty(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
 	struct czfs_itable *it = dm->it;
@@ -402,7 +388,9 @@ int czfs_itable_each_dirty(struct czfs_daemon *dm,
 		if (!err)
 			fn(dm, mi, arg);
 		pthread_mutex_lock(&mi->lock);
-		if (!mi->ndirty) {	/* written back, or dropped */
+		/* all stored, or dropped (an unlinked file's attributes are
+		 * not stored) */
+		if (!mi->ndirty && (!mi->ii_dirty || mi->unlinked)) {
 			pthread_mutex_lock(&it->lock);
 			dirty_unlink(it, mi);
 			pthread_mutex_unlock(&it->lock);
@@ -412,48 +400,6 @@ int czfs_itable_each_dirty(struct czfs_daemon *dm,
 	}
 	free(list);
 	return err;
-}
-
-int czfs_itable_each(struct czfs_daemon *dm,
-		     void (*fn)(struct czfs_daemon *dm, struct czfs_minode *mi,
-				void *arg), void *arg)
-{
-	struct czfs_itable *it = dm->it;
-	struct czfs_minode **list = NULL;
-	size_t n = 0, cap = 0;
-	int err = 0;
-
-	pthread_mutex_lock(&it->lock);
-	/* the busy buckets only, found from the words that have any */
-	for (unsigned t = 0; !err && t < ITABLE_BUCKETS / 4096; t++) {
-		for (uint64_t words = it->busy_words[t]; !err && words;
-		     words &= words - 1) {
-			unsigned w = t * 64 + (unsigned)__builtin_ctzll(words);
-
-			for (uint64_t busy = it->busy[w]; !err && busy;
-			     busy &= busy - 1) {
-				unsigned b = w * 64 + (unsigned)__builtin_ctzll(busy);
-
-				for (struct czfs_minode *mi = it->hash[b];
-				     mi && !err; mi = mi->hnext)
-					err = list_add(&list, &n, &cap, mi);
-			}
-		}
-	}
-	if (err) {
-		for (size_t i = 0; i < n; i++)
-			list[i]->refs--;
-		pthread_mutex_unlock(&it->lock);
-		free(list);
-		return err;
-	}
-	pthread_mutex_unlock(&it->lock);
-	for (size_t i = 0; i < n; i++) {
-		fn(dm, list[i], arg);
-		czfs_mi_put(dm, list[i]);
-	}
-	free(list);
-	return 0;
 }
 
 

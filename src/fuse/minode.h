@@ -165,20 +165,18 @@ struct czfs_mi_link {
 int czfs_mi_store(struct czfs_fs *fs, struct czfs_minode *mi,
 		  const struct czfs_mi_link *link);
 
-/* Call fn for every inode in the table (with a reference held): 0 or
- * -ENOMEM. */
-int czfs_itable_each(struct czfs_daemon *dm,
-		     void (*fn)(struct czfs_daemon *dm, struct czfs_minode *mi,
-				void *arg), void *arg);
-
 /*
- * mi (mi->lock held) has dirty clusters now: czfs_itable_each_dirty will
- * visit it.  Writeback calls it as a cluster makes mi's list non-empty.
+ * mi (mi->lock held) has dirty clusters or attributes now:
+ * czfs_itable_each_dirty will visit it.  Writeback calls it as a cluster
+ * makes mi's list non-empty, czfs_mi_attrs_changed as its attributes
+ * change.
  */
 void czfs_itable_note_dirty(struct czfs_daemon *dm, struct czfs_minode *mi);
-/* Call fn for every inode noted dirty (with a reference held), as
- * czfs_itable_each does for all; those that hold no dirty cluster after
- * it leave the list.  Not for attributes alone: czfs_itable_each.
+/* mi's attributes (mi->lock held) changed, to be stored by a writeback or
+ * checkpoint: ii_dirty, and mi noted dirty. */
+void czfs_mi_attrs_changed(struct czfs_daemon *dm, struct czfs_minode *mi);
+/* Call fn for every inode noted dirty, with a reference held; those that
+ * hold neither dirty clusters nor attributes after it leave the list.
  * 0 or -ENOMEM (fn called for none). */
 int czfs_itable_each_dirty(struct czfs_daemon *dm,
 			   void (*fn)(struct czfs_daemon *dm,

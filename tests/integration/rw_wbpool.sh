@@ -14,7 +14,7 @@
 # Writeback's passes (the throttle's, the flusher's, packing's) look at
 # the inodes that hold dirty data, not at every inode in memory: copying
 # 3,000 small files, each is looked at a few times (writeback.inode_visits),
-# not once a pass.
+# not once a pass; an fsync among them looks at what changed, not at all.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/rwlib.sh"
 require_fuse
@@ -73,6 +73,24 @@ note "3000 small files: writeback looked at $visits inodes"
 [ "$visits" -le 12000 ] ||
 	fail "writeback's passes looked at $visits inodes for 3000 files written"
 [ "$(stat_of pack.written)" -gt 0 ] || fail "the small files were not packed"
+# nor do checkpoints: with the 3,000 in memory (the kernel holds them), an
+# fsync's checkpoint looks at what changed since the last one
+ls -lR "$M/small" >/dev/null
+# (first a checkpoint of what is pending: the last packs; FUSE has no syncfs)
+python3 -c 'import os, sys; os.fsync(os.open(sys.argv[1], os.O_RDONLY))' \
+	"$M/small/1/1" || fail "fsync"
+v0=$(stat_of writeback.inode_visits)
+python3 - "$M/small/1/1" <<'PY' || fail "appends with fsync"
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+for i in range(20):
+    os.write(fd, b"x" * 100)
+    os.fsync(fd)
+os.close(fd)
+PY
+visits=$(( $(stat_of writeback.inode_visits) - v0 ))
+note "20 appends with fsync among 3000 files in memory: $visits inodes looked at"
+[ "$visits" -le 200 ] || fail "20 fsyncs looked at $visits inodes"
 # then files written one after another, as head and cp write them: the
 # throttle's passes take the oldest dirty files first, not the growing end
 # of the newest, which would be written back again and again

@@ -230,7 +230,7 @@ bool czfs_fuse_atime_touch(struct czfs_daemon *dm, struct czfs_minode *mi)
 	if (!czfs_fuse_atime_due(dm, &mi->ii, now.tv_sec))
 		return false;
 	mi->ii.atime = now;
-	mi->ii_dirty = true;
+	czfs_mi_attrs_changed(dm, mi);
 	return true;
 }
 

@@ -216,7 +216,7 @@ long czfs_fuse_do_write(struct czfs_daemon *dm, struct czfs_minode *mi,
 		pthread_mutex_lock(&mi->lock);
 		now(&mi->ii.mtime);
 		mi->ii.ctime = mi->ii.mtime;
-		mi->ii_dirty = true;
+		czfs_mi_attrs_changed(dm, mi);
 		pthread_mutex_unlock(&mi->lock);
 	}
 	/* Past the limit the flusher writes the inode back beside the

@@ -583,6 +583,7 @@ static void wb_one(struct czfs_daemon *dm, struct czfs_minode *mi, void *arg)
 {
 	int *first = arg, err;
 
+	atomic_fetch_add(&dm->st.wb_visits, 1);
 	err = czfs_writeback_inode(dm, mi);	/* nothing dirty: nothing done */
 	if (!err && mi->ii_dirty && !mi->unlinked)	/* attributes alone (atime) */
 		err = czfs_writeback_attr(dm, mi);
@@ -600,7 +601,7 @@ int czfs_writeback_all(struct czfs_daemon *dm, int *first)
 {
 	*first = 0;
 	pack_pass(dm);
-	return czfs_itable_each(dm, wb_one, first);
+	return czfs_itable_each_dirty(dm, wb_one, first);
 }
 
 void czfs_writeback_dirty(struct czfs_daemon *dm)
