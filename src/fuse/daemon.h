@@ -117,6 +117,8 @@ struct czfs_daemon_stats {
 	 * room and fs->lock, and how long it holds them */
 	struct czfs_latency write_req, write_throttle, cp_wait, cp_hold;
 	struct czfs_iobatch_stats io;	/* data requests to the image */
+	atomic_ullong streams;		/* made: one a file read beyond a
+					 * cluster, an open or the inode's */
 	atomic_ullong stage_restarts;	/* a stream's cursor moved elsewhere */
 	atomic_ullong stage_private;	/* clusters read apart from a stream */
 	atomic_ullong stage_reclaimed;	/* staged pages dropped: pool empty */
@@ -222,7 +224,9 @@ struct czfs_daemon {
 /* An open regular file. */
 struct czfs_open_file {
 	struct czfs_minode *mi;
-	struct czfs_stream *stream;	/* its prefetch state */
+	struct czfs_stream *stream;	/* its prefetch state, made by its
+					 * first read of more than a cluster
+					 * (ops_file.c) (mi->lock) */
 	bool direct;			/* opened O_DIRECT */
 	bool writer;			/* for writing (czfs_mi_writer_begin) */
 	bool reader;			/* for reading (mi->readers) */

@@ -140,8 +140,9 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "backing.data_requests %llu\nbacking.data_whole_requests %llu\n"
 	    "backing.data_bytes %llu\n", ld(&dm->st.io.requests),
 	    ld(&dm->st.io.whole), ld(&dm->st.io.bytes));
-	put(o, "staging.restarts %llu\nstaging.private_clusters %llu\nstaging.pages %llu\n"
-	    "staging.reclaimed_pages %llu\n",
+	put(o, "staging.streams %llu\nstaging.restarts %llu\n"
+	    "staging.private_clusters %llu\nstaging.pages %llu\n"
+	    "staging.reclaimed_pages %llu\n", ld(&dm->st.streams),
 	    ld(&dm->st.stage_restarts), ld(&dm->st.stage_private),
 	    ld(&dm->staged_pages), ld(&dm->st.stage_reclaimed));
 	put(o, "push.files %llu\npush.bytes %llu\npush.errors %llu\n",

@@ -7,7 +7,8 @@
 # default) most files are stored into the page cache before they are
 # asked for, and a walk costs far fewer requests than files.  The data
 # read so is the source's; a big file still streams through the prefetch
-# workers (their stream is kept per inode); and -o opens=send brings the
+# workers (their stream is kept per inode; on a writable mount, per open,
+# made by the first read beyond a cluster); and -o opens=send brings the
 # opens back.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/mktree.sh"
@@ -239,6 +240,13 @@ old_atimes() {
 }
 old_atimes
 walk rw rw 1		# (it updates the access times: once)
+# a stream (prefetch state) only for a file read beyond its first cluster,
+# not one an open
+nbig=$(find "$T/src" -type f -size +64k | wc -l)
+note "rw: $(stat_of staging.streams) streams made; $nbig of $nfiles files over a cluster"
+[ "$nbig" -ge 1 ] && [ "$nbig" -lt $((nfiles / 2)) ] || fail "$nbig of $nfiles files over a cluster"
+[ "$(stat_of staging.streams)" -ge 1 ] && [ "$(stat_of staging.streams)" -le "$nbig" ] ||
+	fail "rw: $(stat_of staging.streams) streams made for $nbig files over a cluster"
 [ "$(count "$T/walk.log" OPEN)" -ge $((nfiles / 2)) ] || fail "rw: $(count "$T/walk.log" OPEN) OPEN requests"
 [ "$(count "$T/walk.log" OPENDIR)" -le 1 ] || fail "rw: $(count "$T/walk.log" OPENDIR) OPENDIR requests"
 [ "$(count "$T/walk.log" RELEASEDIR)" -eq 0 ] || fail "rw: RELEASEDIR requests"

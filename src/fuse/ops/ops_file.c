@@ -64,10 +64,6 @@ static int do_open(struct czfs_daemon *dm, fuse_ino_t ino,
 		of = calloc(1, sizeof(*of));
 		err = of ? 0 : -ENOMEM;
 	}
-	if (!err) {
-		of->stream = czfs_stream_new(dm, &ii);
-		err = of->stream ? 0 : -ENOMEM;
-	}
 	if (err) {
 		free(of);
 		if (writer)
@@ -127,7 +123,8 @@ void czfs_fuse_release_file(struct czfs_daemon *dm, struct czfs_open_file *of)
 	if (of->next)
 		of->next->prev = of->prev;
 	pthread_mutex_unlock(&dm->open_lock);
-	czfs_stream_close(dm, of->stream);
+	if (of->stream)
+		czfs_stream_close(dm, of->stream);
 	if (of->reader) {
 		pthread_mutex_lock(&of->mi->lock);
 		of->mi->readers--;
@@ -259,17 +256,12 @@ static int gather(struct czfs_daemon *dm, struct czfs_stream *stream,
 	return 0;
 }
 
-/*
- * A read that came without an open (dm->skip_opens): the file's inode,
- * held for the read, and the stream its reads share, made at the first
- * read of a file of more than one cluster (a smaller one has nothing to
- * prefetch) and kept with the inode.
- */
+/* A read that came without an open (dm->skip_opens): the file's inode,
+ * held for the read. */
 static int implicit_open(struct czfs_daemon *dm, fuse_ino_t ino,
-			 struct czfs_minode **mip, struct czfs_stream **sp)
+			 struct czfs_minode **mip)
 {
 	struct czfs_minode *mi;
-	struct czfs_stream *s;
 	int err = czfs_mi_get(dm, ino, false, &mi);
 
 	if (err)
@@ -277,24 +269,27 @@ static int implicit_open(struct czfs_daemon *dm, fuse_ino_t ino,
 	pthread_mutex_lock(&mi->lock);
 	if (!S_ISREG(mi->ii.mode))
 		err = -EISDIR;
-	else if (!mi->stream && mi->ii.size > czfs_inode_cluster_bytes(&mi->ii))
-		mi->stream = czfs_stream_new(dm, &mi->ii);
-	s = mi->stream;
 	pthread_mutex_unlock(&mi->lock);
 	if (err) {
 		czfs_mi_put(dm, mi);
 		return err;
 	}
 	*mip = mi;
-	*sp = s;
 	return 0;
 }
 
-/* Read [off, off + size) and reply; *whole: it was the whole file. */
+/*
+ * Read [off, off + size) and reply; *whole: it was the whole file.  The
+ * reads of an open (or, without opens, of the inode) share a stream, its
+ * prefetch state, kept in *slot (under mi->lock): made at the first read
+ * of a file of more than one cluster; a smaller one has nothing to
+ * prefetch, and a walk of small files makes none.
+ */
 static int do_read(struct czfs_daemon *dm, fuse_req_t req,
-		   struct czfs_minode *mi, struct czfs_stream *stream,
+		   struct czfs_minode *mi, struct czfs_stream **slot,
 		   uint64_t off, size_t size, bool *whole)
 {
+	struct czfs_stream *stream;
 	struct czfs_inode_info ii;
 	uint64_t end, cbytes, admitted;
 	struct read_batch *rb;
@@ -311,11 +306,14 @@ static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 	if (!rb)
 		return -ENOMEM;
 	rb->n = rb->niov = 0;
-	if (stream)
-		czfs_stream_note_read(dm, stream, &ii, off, end);
 	pthread_mutex_lock(&mi->lock);
 	czfs_fuse_atime_touch(dm, mi);
+	if (!*slot && ii.size > cbytes)
+		*slot = czfs_stream_new(dm, &ii);	/* none: no prefetch */
+	stream = *slot;
 	pthread_mutex_unlock(&mi->lock);
+	if (stream)
+		czfs_stream_note_read(dm, stream, &ii, off, end);
 	/* the pages this read may hold until its reply is sent: its
 	 * clusters, and as much again for their compressed input */
 	admitted = admit(dm, ((end - 1) / cbytes - off / cbytes + 1) <<
@@ -350,18 +348,16 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
 	struct czfs_minode *mi = NULL;
-	struct czfs_stream *stream;
 	bool whole = false;
 	int err = 0;
 
-	if (of) {
+	if (of)
 		mi = of->mi;
-		stream = of->stream;
-	} else {
-		err = implicit_open(dm, ino, &mi, &stream);
-	}
+	else
+		err = implicit_open(dm, ino, &mi);
 	if (!err)
-		err = do_read(dm, req, mi, stream, (uint64_t)off, size, &whole);
+		err = do_read(dm, req, mi, of ? &of->stream : &mi->stream,
+			      (uint64_t)off, size, &whole);
 	if (err)
 		fuse_reply_err(req, czfs_fuse_errno(err));
 	if (!of && mi)

@@ -192,6 +192,7 @@ struct czfs_stream *czfs_stream_new(struct czfs_daemon *dm,
 		return NULL;
 	}
 	atomic_init(&s->refs, 1);
+	atomic_fetch_add(&dm->st.streams, 1);
 	s->ii = *ii;
 	pthread_mutex_init(&s->lock, NULL);
 	return s;
