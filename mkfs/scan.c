@@ -10,14 +10,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "chattr.h"
 #include "czfs_fs.h"
 #include "preenc.h"
 #include "scan.h"
@@ -168,14 +171,27 @@ int mk_inode_set_xattr(struct mk_inode *ip, const char *name,
 	return 0;
 }
 
-static int xattr_add(struct scan_ctx *c, struct mk_inode *ip, const char *name,
+/* fd's xattr calls when it is open (no walk from the root), else path's. */
+static ssize_t list_names(int fd, const char *path, char *buf, size_t len)
+{
+	return fd >= 0 ? flistxattr(fd, buf, len) : llistxattr(path, buf, len);
+}
+
+static ssize_t get_value(int fd, const char *path, const char *name,
+			 void *val, size_t len)
+{
+	return fd >= 0 ? fgetxattr(fd, name, val, len) :
+			 lgetxattr(path, name, val, len);
+}
+
+static int xattr_add(struct mk_inode *ip, const char *name, int fd,
 		     const char *path)
 {
 	ssize_t len;
 	void *val;
 	int err;
 
-	len = lgetxattr(path, name, NULL, 0);
+	len = get_value(fd, path, name, NULL, 0);
 	if (len < 0)
 		return errno == ENODATA ? 0 : -errno;
 	if (len > CZFS_XATTR_SIZE_MAX) {
@@ -186,7 +202,7 @@ static int xattr_add(struct scan_ctx *c, struct mk_inode *ip, const char *name,
 	val = malloc(len ? (size_t)len : 1);
 	if (!val)
 		return -ENOMEM;
-	len = lgetxattr(path, name, val, (size_t)len);
+	len = get_value(fd, path, name, val, (size_t)len);
 	if (len < 0)
 		err = errno == ERANGE ? -EAGAIN : -errno;
 	else
@@ -195,13 +211,14 @@ static int xattr_add(struct scan_ctx *c, struct mk_inode *ip, const char *name,
 	return err;
 }
 
-static int read_xattr_names(const char *path, char **out, ssize_t *out_len)
+static int read_xattr_names(int fd, const char *path, char **out,
+			    ssize_t *out_len)
 {
 	ssize_t len;
 	char *buf;
 
 	for (;;) {
-		len = llistxattr(path, NULL, 0);
+		len = list_names(fd, path, NULL, 0);
 		if (len < 0)
 			return errno == ENOTSUP ? 0 : -errno;
 		if (len == 0)
@@ -209,7 +226,7 @@ static int read_xattr_names(const char *path, char **out, ssize_t *out_len)
 		buf = malloc((size_t)len);
 		if (!buf)
 			return -ENOMEM;
-		*out_len = llistxattr(path, buf, (size_t)len);
+		*out_len = list_names(fd, path, buf, (size_t)len);
 		if (*out_len >= 0) {
 			*out = buf;
 			return 0;
@@ -220,7 +237,9 @@ static int read_xattr_names(const char *path, char **out, ssize_t *out_len)
 	}
 }
 
-static int scan_xattrs(struct scan_ctx *c, struct mk_inode *ip, const char *rel)
+/* The xattrs of ip at rel, through fd when it is open (or -1). */
+static int scan_xattrs(struct scan_ctx *c, struct mk_inode *ip, int fd,
+		       const char *rel)
 {
 	const char *path = full_path(c, rel);
 	char *names = NULL, *p;
@@ -229,7 +248,7 @@ static int scan_xattrs(struct scan_ctx *c, struct mk_inode *ip, const char *rel)
 
 	if (strlen(path) >= sizeof(c->full) - 1)
 		return -ENAMETOOLONG;
-	err = read_xattr_names(path, &names, &len);
+	err = read_xattr_names(fd, path, &names, &len);
 	for (p = names; !err && p && p < names + len; p += strlen(p) + 1) {
 		if (!czfs_xattr_name_ok(p, strlen(p))) {
 			fprintf(stderr, "mkfs.czfs: warning: %s: xattr %s not supported, skipped\n",
@@ -237,11 +256,44 @@ static int scan_xattrs(struct scan_ctx *c, struct mk_inode *ip, const char *rel)
 			continue;
 		}
 		do {
-			err = xattr_add(c, ip, p, path);
+			err = xattr_add(ip, p, fd, path);
 		} while (err == -EAGAIN);
 	}
 	free(names);
 	return err;
+}
+
+/*
+ * The chattr flags czfs keeps, through fd (or -errno of its open): a
+ * filesystem without FS_IOC_GETFLAGS has none, and the flags czfs lacks
+ * are dropped silently, as ext4 reports extents (+e) on every file.
+ */
+static void scan_flags(struct scan_ctx *c, struct mk_inode *ip, int fd,
+		       const char *rel)
+{
+	int fl = 0, err = fd < 0 ? -fd : 0;
+
+	if (!err && ioctl(fd, FS_IOC_GETFLAGS, &fl))
+		err = errno;
+	if (!err)
+		czfs_chattr_from_fs((unsigned)fl, &ip->flags);
+	else if (err != ENOTTY && err != EOPNOTSUPP && err != EINVAL)
+		fprintf(stderr, "mkfs.czfs: warning: %s: chattr flags not read: %s\n",
+			full_path(c, rel), strerror(err));
+}
+
+/*
+ * Flags and xattrs of ip at rel, through fd: a regular file's open (or
+ * -errno), else -1.  A directory's wait for scan_dir, which opens it.
+ */
+static int scan_meta(struct scan_ctx *c, struct mk_inode *ip, int fd,
+		     const char *rel)
+{
+	if (S_ISDIR(ip->mode))
+		return 0;
+	if (S_ISREG(ip->mode))
+		scan_flags(c, ip, fd, rel);
+	return scan_xattrs(c, ip, fd, rel);
 }
 
 static int read_symlink(int dirfd, const char *name, struct mk_inode *ip)
@@ -299,26 +351,22 @@ static char *join_path(const char *dir, const char *name)
 	return p;
 }
 
-/* Make the inode for one directory entry (a new inode, or a hard link). */
-static int scan_entry(struct scan_ctx *c, struct mk_inode *dir, int dirfd,
-		      struct mk_dentry *de, char *rel)
+/* Make the inode for one directory entry of stat st, fd as scan_meta's. */
+static int add_entry(struct scan_ctx *c, struct mk_inode *dir, int dirfd,
+		     struct mk_dentry *de, char *rel, const struct stat *st,
+		     int fd)
 {
 	struct mk_inode *ip, *seen;
-	struct stat st;
 	int err;
 
-	if (de->name_len > CZFS_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (fstatat(dirfd, de->name, &st, AT_SYMLINK_NOFOLLOW))
-		return -errno;
-	if (c->o->exclude && st.st_dev == c->o->exclude_dev &&
-	    st.st_ino == c->o->exclude_ino)
+	if (c->o->exclude && st->st_dev == c->o->exclude_dev &&
+	    st->st_ino == c->o->exclude_ino)
 		return 1;
 	ip = calloc(1, sizeof(*ip));
 	if (!ip)
 		return -ENOMEM;
-	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
-		err = link_lookup(c, &st, ip, &seen);
+	if (!S_ISDIR(st->st_mode) && st->st_nlink > 1) {
+		err = link_lookup(c, st, ip, &seen);
 		if (err || seen) {
 			free(ip);
 			if (seen) {
@@ -334,10 +382,10 @@ static int scan_entry(struct scan_ctx *c, struct mk_inode *dir, int dirfd,
 		return err;
 	}
 	de->inode = ip;
-	fill_stat(c, ip, &st);
-	if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
+	fill_stat(c, ip, st);
+	if (S_ISDIR(st->st_mode) || S_ISREG(st->st_mode))
 		ip->path = rel;		/* the tree owns it now */
-	if (S_ISDIR(st.st_mode)) {
+	if (S_ISDIR(st->st_mode)) {
 		ip->nlink = 2;
 		ip->parent = dir->ino;
 		dir->nlink++;
@@ -346,11 +394,48 @@ static int scan_entry(struct scan_ctx *c, struct mk_inode *dir, int dirfd,
 		c->t->nfiles++;
 		c->t->bytes += ip->size;
 	}
-	if (S_ISLNK(st.st_mode)) {
+	if (S_ISLNK(st->st_mode)) {
 		err = read_symlink(dirfd, de->name, ip);
 		c->t->bytes += ip->size;
 	}
-	return err ? err : scan_xattrs(c, ip, rel);
+	return err ? err : scan_meta(c, ip, fd, rel);
+}
+
+/* A regular file's open for its flags and xattrs: fd or -errno. */
+static int open_file(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW |
+			O_NOCTTY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * One directory entry: a new inode, or a hard link.  A regular file
+ * (as readdir says) is opened before its stat: fstat on the fd costs
+ * less than fstatat, which pays for much of the open.
+ */
+static int scan_entry(struct scan_ctx *c, struct mk_inode *dir, int dirfd,
+		      struct mk_dentry *de, char *rel)
+{
+	int fd = -1, err;
+	struct stat st;
+
+	if (de->name_len > CZFS_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (de->type == DT_REG)
+		fd = open_file(dirfd, de->name);
+	if (fd >= 0 ? fstat(fd, &st) :
+	    fstatat(dirfd, de->name, &st, AT_SYMLINK_NOFOLLOW)) {
+		err = -errno;
+	} else {
+		if (S_ISREG(st.st_mode) && de->type != DT_REG)
+			fd = open_file(dirfd, de->name);
+		err = add_entry(c, dir, dirfd, de, rel, &st, fd);
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 static int dentry_cmp(const void *a, const void *b)
@@ -378,6 +463,7 @@ static int read_names(struct mk_inode *dir, DIR *d)
 		if (!dir->dents[dir->ndents].name)
 			return -ENOMEM;
 		dir->dents[dir->ndents].name_len = (unsigned)strlen(e->d_name);
+		dir->dents[dir->ndents].type = e->d_type;
 		dir->dents[dir->ndents++].inode = NULL;
 	}
 }
@@ -422,6 +508,12 @@ static int scan_dir(struct scan_ctx *c, struct mk_inode *dir)
 		    O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return scan_fail(c, dir->path, -errno);
+	scan_flags(c, dir, fd, dir->path);
+	err = scan_xattrs(c, dir, fd, dir->path);
+	if (err) {
+		close(fd);
+		return scan_fail(c, dir->path, err);
+	}
 	d = fdopendir(fd);
 	if (!d) {
 		err = -errno;
@@ -467,8 +559,7 @@ static int scan_root(struct scan_ctx *c, const char *dir)
 	root->nlink = 2;
 	root->parent = CZFS_ROOT_INO;
 	c->t->ndirs = 1;
-	err = scan_xattrs(c, root, ".");
-	return err ? scan_fail(c, ".", err) : 0;
+	return 0;		/* its flags and xattrs: scan_dir */
 }
 
 int mk_scan(const char *dir, const struct mk_scan_opts *o, struct mk_tree *t)

@@ -28,6 +28,7 @@ struct mk_inode;
 struct mk_dentry {
 	char *name;			/* NUL-terminated */
 	unsigned name_len;
+	unsigned char type;		/* scan: readdir's d_type (DT_*) */
 	struct mk_inode *inode;
 };
 
@@ -37,7 +38,7 @@ struct mk_inode {
 	uint64_t size;			/* reg: bytes; lnk: target length */
 	struct timespec atime, mtime, ctime;
 	uint32_t rdev_major, rdev_minor;
-	uint32_t flags;			/* CZFS_INODE_* chattr flags (tar) */
+	uint32_t flags;			/* CZFS_INODE_* chattr flags */
 	uint64_t parent;		/* directories */
 	bool maybe_sparse;		/* fewer blocks allocated than size */
 	/* copies.h: a file whose bytes equal an earlier one's, whose clusters

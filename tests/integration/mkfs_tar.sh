@@ -6,7 +6,9 @@
 # owners, sub-second times, link counts, link targets, device numbers,
 # xattrs, ACLs, contents.  fsck.czfs --tar turns the image back into a
 # stream that gives the same image, and that GNU tar extracts to the same
-# tree.  Chattr flags (SCHILY.fflags) reach lsattr and come back out.
+# tree.  Chattr flags (SCHILY.fflags) reach lsattr and come back out;
+# mkfs.czfs -d reads the same flags from the tree itself (the very image
+# bsdtar's stream gives).
 # Hostile tarballs fail with the member's name and leave no image.
 # --tar-whiteouts=overlay makes overlayfs whiteouts.
 . "$top_srcdir/tests/integration/lib.sh"
@@ -148,16 +150,25 @@ note "fsck.czfs --tar: mkfs.czfs --tar of it, and GNU tar's extraction of it, gi
 # ---- chattr flags: SCHILY.fflags in, lsattr on the mount, out again ----
 F=$T/flags
 tmpfs_mount "$F"		# tmpfs keeps +a +i +d +A
-mkdir "$F/dir"
-for f in append immut nodump both; do echo "$f" >"$F/$f"; done
+mkdir "$F/dir" "$F/idir"
+for f in append immut nodump both idir/in; do echo "$f" >"$F/$f"; done
+ln "$F/idir/in" "$F/link"	# a second name, made before +i forbids it
 chattr +a "$F/append"; chattr +i "$F/immut"; chattr +d "$F/nodump"
-chattr +A "$F/dir"; chattr +a +d "$F/both"
+chattr +A "$F/dir"; chattr +a +d "$F/both"; chattr +i "$F/idir/in" "$F/idir"
 bsdtar --format=pax --fflags -C "$F" -cf "$T/flags.tar" .
-attrs() { (cd "$1" && lsattr -d append immut nodump both dir); }
+attrs() { (cd "$1" && lsattr -d . append immut nodump both dir idir idir/in link); }
 "$MKFS" -q --tar="$T/flags.tar" -U $UUID -T $EPOCH "$T/flags.img"
 czfs_mount "$T/flags.img" "$T/m-flags" -o ro
 diff -u <(attrs "$F") <(attrs "$T/m-flags") || fail "bsdtar --fflags: lsattr differs"
 czfs_umount "$T/m-flags"
+"$MKFS" -q -d "$F" -U $UUID -T $EPOCH "$T/flags-d.img" 2>"$T/err" ||
+	{ cat "$T/err" >&2; fail "mkfs.czfs -d of the flags tree failed"; }
+[ ! -s "$T/err" ] || { cat "$T/err" >&2; fail "mkfs.czfs -d: a warning"; }
+czfs_mount "$T/flags-d.img" "$T/m-flags-d" -o ro
+diff -u <(attrs "$F") <(attrs "$T/m-flags-d") || fail "mkfs.czfs -d: lsattr differs"
+czfs_umount "$T/m-flags-d"
+cmp -s "$T/flags.img" "$T/flags-d.img" ||
+	fail "mkfs.czfs -d: not the image bsdtar --fflags gives"
 "$FSCK" -q --tar="$T/flags-back.tar" "$T/flags.img" || fail "fsck.czfs --tar of flags failed"
 "$MKFS" -q --tar="$T/flags-back.tar" -U $UUID -T $EPOCH "$T/flags2.img"
 cmp -s "$T/flags.img" "$T/flags2.img" || fail "fsck.czfs --tar lost the flags"
@@ -187,7 +198,7 @@ for m in tarfile.open(fileobj=sys.stdin.buffer, mode="r|"):
     print(m.name, m.pax_headers.get("SCHILY.fflags"))' | sort >"$T/fflags.out"
 printf '%s\n' ". None" "./bsd schg" "./cleared None" "./pax sappnd,nodump" |
 	diff -u - "$T/fflags.out" || fail "fsck.czfs --tar: SCHILY.fflags not written back"
-note "chattr flags: bsdtar --fflags, SCHILY.fflags to lsattr, back through fsck.czfs --tar"
+note "chattr flags: bsdtar --fflags and mkfs.czfs -d to lsattr, back through fsck.czfs --tar"
 
 # ---- hostile tarballs: an error naming the member, no image ----------
 hostile() {
