@@ -51,7 +51,7 @@ struct xt {
 	size_t plen;
 	struct xt_map seen;
 	unsigned long damaged;
-	int out_err;			/* first error writing the output */
+	int out_err;			/* first error writing the output (errno) */
 	uint8_t *buf;			/* a cluster, or an xattr value */
 	struct archive *ar;		/* --tar: the stream, else NULL */
 	uint8_t *zeros;			/* --tar: a cluster of them */
@@ -141,7 +141,7 @@ static void xt_damaged(struct xt *x, uint64_t ino, const char *what, int err)
 static void xt_out_error(struct xt *x, const char *what, int err)
 {
 	if (!x->out_err)
-		x->out_err = -err;
+		x->out_err = err;
 	fprintf(stderr, "fsck.czfs: extract: %s: %s: %s\n", x->path, what,
 		strerror(err));
 }

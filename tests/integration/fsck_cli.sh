@@ -1,6 +1,7 @@
 #!/bin/bash
 # fsck.czfs's command line and its exit codes for operational errors
-# (8): bad options, no image, not a czfs image, and an image in use by a
+# (8): bad options, no image, not a czfs image, an output --extract
+# cannot write all of, and an image in use by a
 # mount (czfs-fuse locks the image, shared when read-only, exclusive when
 # writable; fsck needs it exclusive, dump shared).
 . "$top_srcdir/tests/integration/lib.sh"
@@ -49,6 +50,12 @@ echo more >>"$T/mnt/dir/file"
 cmp <(printf 'hello\nmore\n') "$T/mnt/dir/file" || fail "the mount was disturbed"
 czfs_umount "$T/mnt"
 expect 0 "clean" "$FSCK" -n "$T/img"
+
+note "an output --extract cannot write all of"
+mkdir -p "$T/y/dir"
+echo other >"$T/y/dir/file"
+expect 8 "y/dir: mkdir: File exists" "$FSCK" --extract "$T/y" "$T/img"
+[ "$(cat "$T/y/dir/file")" = other ] || fail "fsck --extract overwrote a file"
 
 # a read-only mount shares its lock: fsck still refuses, dump reads
 czfs_mount "$T/img" "$T/mnt" -o ro
