@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * --extract DIR: the tree written out with its metadata (modes, owners,
- * nanosecond times, xattrs), hard links as hard links, holes as holes.
+ * nanosecond times, xattrs, chattr flags), hard links as hard links,
+ * holes as holes.
  * --tar FILE: the same walk written as a PAX stream through libarchive
  * (tar_* below): xattrs as SCHILY.xattr and LIBARCHIVE.xattr, POSIX
  * ACLs as SCHILY.acl, chattr flags as SCHILY.fflags, holes as sparse
@@ -16,9 +17,11 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -44,6 +47,12 @@ struct xt_map {
 	size_t cap, n;			/* cap: a power of two */
 };
 
+/* A file or directory whose chattr flags are set at the end. */
+struct xt_flags {
+	char *path;
+	uint32_t flags;			/* CZFS_INODE_* */
+};
+
 struct xt {
 	struct fsck_ctx *c;
 	struct czfs_fs *fs;
@@ -52,6 +61,7 @@ struct xt {
 	struct xt_map seen;
 	unsigned long damaged;
 	int out_err;			/* first error writing the output (errno) */
+	struct fsck_vec flagged;	/* struct xt_flags */
 	uint8_t *buf;			/* a cluster, or an xattr value */
 	struct archive *ar;		/* --tar: the stream, else NULL */
 	uint8_t *zeros;			/* --tar: a cluster of them */
@@ -229,6 +239,102 @@ static void set_meta(struct xt *x, const struct czfs_inode_info *ii)
 	set_xattrs(x, ii->ino, NULL);
 	if (utimensat(AT_FDCWD, x->path, ts, AT_SYMLINK_NOFOLLOW))
 		xt_out_error(x, "utimensat", errno);
+}
+
+/* ---- chattr flags ---------------------------------------------------- */
+
+/*
+ * Remember ii's flags for the end of the walk: +i and +a then forbid
+ * nothing still to come (a hard link to the file, a directory's
+ * entries, its times), and setting flags changes no time but ctime.
+ */
+static void keep_flags(struct xt *x, const struct czfs_inode_info *ii)
+{
+	struct xt_flags f = { NULL, ii->flags & CZFS_INODE_FLAGS_KNOWN };
+
+	if (!f.flags)
+		return;
+	f.path = strdup(x->path);
+	if (!f.path || !fsck_vec_push(&x->flagged, &f)) {
+		free(f.path);
+		xt_out_error(x, "memory", ENOMEM);
+	}
+}
+
+/* Set the flags czfs keeps of fd (now old) to flags, the others as they
+ * are (ext4's extents); 0 or -errno. */
+static int apply_flags(int fd, int old, uint32_t flags)
+{
+	unsigned ours = czfs_chattr_to_fs(CZFS_INODE_FLAGS_KNOWN);
+	int want = (int)(((unsigned)old & ~ours) | czfs_chattr_to_fs(flags));
+
+	return want == old || !ioctl(fd, FS_IOC_SETFLAGS, &want) ? 0 : -errno;
+}
+
+/* Whether err says that the output takes no such flags. */
+static bool no_flags(int err)
+{
+	return err == -ENOTTY || err == -EOPNOTSUPP || err == -EPERM ||
+	       err == -EINVAL;
+}
+
+/* flags to path; 0 or -errno. */
+static int put_flags(const char *path, uint32_t flags)
+{
+	uint32_t hints = CZFS_INODE_COMPRESS | CZFS_INODE_NOCOMPRESS;
+	int fd, old, err;
+	bool got;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |
+		  O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = !ioctl(fd, FS_IOC_GETFLAGS, &old);
+	err = got ? apply_flags(fd, old, flags) : -errno;
+	/* +c and +m (the daemon sets them by file name) are hints to a
+	 * filesystem that compresses: where refused, the rest alone */
+	if (no_flags(err) && (flags & hints)) {
+		flags &= ~hints;
+		if (!flags)
+			err = 0;
+		else if (got)
+			err = apply_flags(fd, old, flags);
+	}
+	close(fd);
+	return err;
+}
+
+/*
+ * Every flag kept for the end.  An output that takes no flags (no
+ * FS_IOC_SETFLAGS, or not root) is said once, not per file; like an
+ * xattr or owner it cannot take, it makes the extraction's exit 8.
+ */
+static void set_flags(struct xt *x)
+{
+	unsigned long refused = 0;
+	const char *first = NULL;
+	int why = 0;
+
+	for (size_t i = 0; i < x->flagged.n; i++) {
+		struct xt_flags *f = fsck_vec_at(&x->flagged, struct xt_flags, i);
+		int err = put_flags(f->path, f->flags);
+
+		if (no_flags(err)) {
+			if (!refused++) {
+				first = f->path;
+				why = -err;
+			}
+		} else if (err) {
+			snprintf(x->path, sizeof(x->path), "%s", f->path);
+			xt_out_error(x, "chattr flags", -err);
+		}
+	}
+	if (!refused)
+		return;
+	fprintf(stderr, "fsck.czfs: extract: chattr flags of %lu file%s not set (%s: %s)\n",
+		refused, refused == 1 ? "" : "s", first, strerror(why));
+	if (!x->out_err)
+		x->out_err = why;
 }
 
 /* ---- regular files and symlinks ------------------------------------- */
@@ -447,6 +553,7 @@ static void extract_file(struct xt *x, const struct czfs_inode_info *ii)
 	if (close(fd))
 		xt_out_error(x, "close", errno);
 	set_meta(x, ii);
+	keep_flags(x, ii);
 }
 
 static void extract_symlink(struct xt *x, const struct czfs_inode_info *ii)
@@ -561,6 +668,7 @@ static void extract_dir(struct xt *x, const struct czfs_inode_info *ii,
 	}
 	extract_entries(x, ii->ino);
 	set_meta(x, ii);
+	keep_flags(x, ii);
 }
 
 /* A hard link to a file written before? */
@@ -622,6 +730,7 @@ static int extract_all(struct fsck_ctx *c, const char *dir, struct archive *ar)
 	x->c = c;
 	x->fs = c->fs;
 	x->ar = ar;
+	x->flagged = FSCK_VEC(struct xt_flags);
 	x->buf = aligned_alloc(CZFS_BLOCK_SIZE, CZFS_MAX_CLUSTER_SIZE);
 	x->zeros = ar ? calloc(1, CZFS_MAX_CLUSTER_SIZE) : NULL;
 	if (!x->buf || (ar && !x->zeros) || strlen(dir) >= sizeof(x->path)) {
@@ -633,8 +742,12 @@ static int extract_all(struct fsck_ctx *c, const char *dir, struct archive *ar)
 	while (x->plen > 1 && x->path[x->plen - 1] == '/')
 		x->path[--x->plen] = '\0';
 	extract_inode(x, CZFS_ROOT_INO);
+	set_flags(x);
 	ret = x->out_err ? -x->out_err : x->damaged ? 1 : 0;
 out:
+	for (size_t i = 0; i < x->flagged.n; i++)
+		free(fsck_vec_at(&x->flagged, struct xt_flags, i)->path);
+	fsck_vec_free(&x->flagged);
 	map_free(&x->seen);
 	free(x->buf);
 	free(x->zeros);

@@ -8,7 +8,8 @@
 # stream that gives the same image, and that GNU tar extracts to the same
 # tree.  Chattr flags (SCHILY.fflags) reach lsattr and come back out;
 # mkfs.czfs -d reads the same flags from the tree itself (the very image
-# bsdtar's stream gives).
+# bsdtar's stream gives), and fsck.czfs --extract sets them again (+c
+# dropped where refused; on a ramfs, which takes none, said once).
 # Hostile tarballs fail with the member's name and leave no image.
 # --tar-whiteouts=overlay makes overlayfs whiteouts.
 . "$top_srcdir/tests/integration/lib.sh"
@@ -169,6 +170,22 @@ diff -u <(attrs "$F") <(attrs "$T/m-flags-d") || fail "mkfs.czfs -d: lsattr diff
 czfs_umount "$T/m-flags-d"
 cmp -s "$T/flags.img" "$T/flags-d.img" ||
 	fail "mkfs.czfs -d: not the image bsdtar --fflags gives"
+tmpfs_mount "$T/xt-flags"
+"$FSCK" -q --extract "$T/xt-flags/x" "$T/flags-d.img" ||
+	fail "fsck.czfs --extract of the flags image failed"
+diff -u <(attrs "$F") <(attrs "$T/xt-flags/x") || fail "fsck.czfs --extract: lsattr differs"
+[ "$(stat -c %Y "$T/xt-flags/x/idir/in")" = $EPOCH ] ||
+	fail "fsck.czfs --extract: an immutable file's mtime not set"
+mkdir "$T/ramfs"
+mount -t ramfs czfs-test "$T/ramfs"
+EXTRA_MOUNTS+=("$T/ramfs")
+st=0
+"$FSCK" -q --extract "$T/ramfs/x" "$T/flags-d.img" 2>"$T/err" || st=$?
+[ $st = 8 ] || { cat "$T/err" >&2; fail "fsck.czfs --extract to a ramfs: exit $st, not 8"; }
+grep -q "chattr flags of 7 files not set (.*: Inappropriate ioctl for device)" "$T/err" &&
+	[ "$(wc -l <"$T/err")" = 1 ] ||
+	{ cat "$T/err" >&2; fail "fsck.czfs --extract to a ramfs: not one message"; }
+cmp -s "$F/idir/in" "$T/ramfs/x/link" || fail "fsck.czfs --extract to a ramfs: a file lost"
 "$FSCK" -q --tar="$T/flags-back.tar" "$T/flags.img" || fail "fsck.czfs --tar of flags failed"
 "$MKFS" -q --tar="$T/flags-back.tar" -U $UUID -T $EPOCH "$T/flags2.img"
 cmp -s "$T/flags.img" "$T/flags2.img" || fail "fsck.czfs --tar lost the flags"
@@ -177,7 +194,8 @@ import io, sys, tarfile
 T = sys.argv[1]
 with tarfile.open(f"{T}/fflags.tar", "w", format=tarfile.PAX_FORMAT) as tf:
     for name, fl in (("pax", "nodump,sappnd"), ("bsd", "uchg,nocow,bogus"),
-                     ("cleared", "nosappnd,dump")):
+                     ("cleared", "nosappnd,dump"), ("hint", "compress"),
+                     ("hints", "compress,nodump")):
         ti = tarfile.TarInfo(name)
         ti.size, ti.pax_headers = 1, {"SCHILY.fflags": fl}
         tf.addfile(ti, io.BytesIO(b"x"))
@@ -196,9 +214,20 @@ czfs_umount "$T/m-fflags"
 import sys, tarfile
 for m in tarfile.open(fileobj=sys.stdin.buffer, mode="r|"):
     print(m.name, m.pax_headers.get("SCHILY.fflags"))' | sort >"$T/fflags.out"
-printf '%s\n' ". None" "./bsd schg" "./cleared None" "./pax sappnd,nodump" |
+printf '%s\n' ". None" "./bsd schg" "./cleared None" "./hint compress" \
+	"./hints nodump,compress" "./pax sappnd,nodump" |
 	diff -u - "$T/fflags.out" || fail "fsck.czfs --tar: SCHILY.fflags not written back"
-note "chattr flags: bsdtar --fflags and mkfs.czfs -d to lsattr, back through fsck.czfs --tar"
+# tmpfs takes no +c: fsck --extract drops it, and sets the rest
+"$FSCK" -q --extract "$T/xt-flags/h" "$T/fflags.img" ||
+	fail "fsck.czfs --extract of +c to a tmpfs failed"
+got=$(cd "$T/xt-flags/h" && lsattr pax bsd cleared hint hints | tr '\n' ' ')
+[ "$got" = "-----ad--------------- pax ----i----------------- bsd ---------------------- cleared ---------------------- hint ------d--------------- hints " ] ||
+	fail "fsck.czfs --extract of SCHILY.fflags: $got"
+st=0
+"$FSCK" -q --extract "$T/ramfs/h" "$T/fflags.img" 2>"$T/err" || st=$?
+[ $st = 8 ] && grep -q "chattr flags of 3 files not set" "$T/err" ||
+	{ cat "$T/err" >&2; fail "fsck.czfs --extract to a ramfs: +c alone counted"; }
+note "chattr flags: bsdtar --fflags and mkfs.czfs -d to lsattr, back through fsck.czfs --tar and --extract"
 
 # ---- hostile tarballs: an error naming the member, no image ----------
 hostile() {
