@@ -177,11 +177,6 @@ static long store_range(struct czfs_daemon *dm, const struct czfs_inode_info *ii
 	return err ? err : (long)(to - from);
 }
 
-static bool same_time(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
-}
-
 void czfs_push_rest(struct czfs_daemon *dm, struct czfs_minode *mi,
 		    const struct czfs_inode_info *ii,
 		    struct czfs_centry *const *ents, unsigned n, uint64_t off,
@@ -196,14 +191,9 @@ void czfs_push_rest(struct czfs_daemon *dm, struct czfs_minode *mi,
 	if ((lo == off && hi <= end) || !atomic_load(&dm->serving) ||
 	    !slot_take(dm))
 		return;
-	/* One store of a file at a time, none while it is written, and none
-	 * if it changed since the read (a write or a truncate came and went
-	 * between the reply and here: ents may hold what it replaced, and a
-	 * store past the size would grow the file in the kernel). */
+	/* one store of a file at a time, and none while it is written */
 	pthread_mutex_lock(&mi->lock);
-	go = !atomic_load(&mi->pushing) && mi->ii.size == ii->size &&
-	     same_time(&mi->ii.mtime, &ii->mtime) &&
-	     same_time(&mi->ii.ctime, &ii->ctime) && czfs_mi_push_begin(mi);
+	go = !atomic_load(&mi->pushing) && czfs_mi_push_begin(mi);
 	pthread_mutex_unlock(&mi->lock);
 	if (go) {
 		a = store_range(dm, ii, ents[0], lo, off);
