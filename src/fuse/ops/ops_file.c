@@ -283,19 +283,16 @@ static int implicit_open(struct czfs_daemon *dm, fuse_ino_t ino,
  * reads of an open (or, without opens, of the inode) share a stream, its
  * prefetch state, kept in *slot (under mi->lock): made at the first read
  * of a file of more than one cluster; a smaller one has nothing to
- * prefetch, and a walk of small files makes none.  A read that is not
- * sequential stores the rest of its clusters into the page cache after
- * the reply (push.h), unless direct (O_DIRECT: the kernel keeps nothing).
+ * prefetch, and a walk of small files makes none.
  */
 static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 		   struct czfs_minode *mi, struct czfs_stream **slot,
-		   bool direct, uint64_t off, size_t size, bool *whole)
+		   uint64_t off, size_t size, bool *whole)
 {
 	struct czfs_stream *stream;
 	struct czfs_inode_info ii;
 	uint64_t end, cbytes, admitted;
 	struct read_batch *rb;
-	bool sequential = false, rest;
 	int err;
 
 	czfs_mi_attr(mi, &ii);
@@ -316,7 +313,7 @@ static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 	stream = *slot;
 	pthread_mutex_unlock(&mi->lock);
 	if (stream)
-		sequential = czfs_stream_note_read(dm, stream, &ii, off, end);
+		czfs_stream_note_read(dm, stream, &ii, off, end);
 	/* the pages this read may hold until its reply is sent: its
 	 * clusters, and as much again for their compressed input */
 	admitted = admit(dm, ((end - 1) / cbytes - off / cbytes + 1) <<
@@ -327,17 +324,9 @@ static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 	/* counted before the reply: the reader may look at them next */
 	atomic_fetch_add(&dm->st.read_reqs, 1);
 	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - off);
-	*whole = !err && !off && end == ii.size;
-	rest = !err && !sequential && !direct && !*whole &&
-	       !dm->opts.random_pages;
-	if (rest)		/* the open may be released once replied */
-		czfs_mi_hold(dm, mi);
 	if (!err)
 		fuse_reply_iov(req, rb->iov, (int)rb->niov);
-	if (rest) {
-		czfs_push_rest(dm, mi, &ii, rb->ent, rb->n, off, end);
-		czfs_mi_put(dm, mi);
-	}
+	*whole = !err && !off && end == ii.size;
 	/* After the reply the file may be released: its open is not
 	 * touched.  A cluster read to its end is likely done with (the
 	 * kernel keeps the data): recycle its pages first. */
@@ -368,7 +357,7 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		err = implicit_open(dm, ino, &mi);
 	if (!err)
 		err = do_read(dm, req, mi, of ? &of->stream : &mi->stream,
-			      fi->flags & O_DIRECT, (uint64_t)off, size, &whole);
+			      (uint64_t)off, size, &whole);
 	if (err)
 		fuse_reply_err(req, czfs_fuse_errno(err));
 	if (!of && mi)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Data into the page cache ahead of reads: the next files, a cluster's rest. */
+/* Readahead across files: storing the next files into the page cache. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -156,56 +156,6 @@ void czfs_push_after(struct czfs_daemon *dm, uint64_t ino)
 			}
 		}
 		czfs_mi_put(dm, mi);
-	}
-	atomic_fetch_add(&dm->push_slots, 1);
-}
-
-/* Bytes [from, to) of the file, all inside e's cluster, into the page
- * cache: the bytes stored, 0 for a cluster that does not hold them all (a
- * hole: the kernel reads it), or -errno. */
-static long store_range(struct czfs_daemon *dm, const struct czfs_inode_info *ii,
-			const struct czfs_centry *e, uint64_t from, uint64_t to)
-{
-	uint64_t start = e->idx * czfs_inode_cluster_bytes(ii);
-	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(to - from);
-	int err;
-
-	if (from >= to || e->page == CZFS_NO_PAGE || e->len < to - start)
-		return 0;
-	bv.buf[0].mem = (char *)czfs_pool_addr(dm->pool, e->page) + (from - start);
-	err = fuse_lowlevel_notify_store(dm->se, ii->ino, from, &bv, 0);
-	return err ? err : (long)(to - from);
-}
-
-void czfs_push_rest(struct czfs_daemon *dm, struct czfs_minode *mi,
-		    const struct czfs_inode_info *ii,
-		    struct czfs_centry *const *ents, unsigned n, uint64_t off,
-		    uint64_t end)
-{
-	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
-	uint64_t lo = ents[0]->idx * cbytes;
-	uint64_t hi = MIN(ents[n - 1]->idx * cbytes + cbytes, ii->size);
-	long a, b;
-	bool go;
-
-	if ((lo == off && hi <= end) || !atomic_load(&dm->serving) ||
-	    !slot_take(dm))
-		return;
-	/* one store of a file at a time, and none while it is written */
-	pthread_mutex_lock(&mi->lock);
-	go = !atomic_load(&mi->pushing) && czfs_mi_push_begin(mi);
-	pthread_mutex_unlock(&mi->lock);
-	if (go) {
-		a = store_range(dm, ii, ents[0], lo, off);
-		b = store_range(dm, ii, ents[n - 1], MAX(end, lo), hi);
-		czfs_mi_push_end(dm, mi);
-		if (a < 0 || b < 0)
-			atomic_fetch_add(&dm->st.push_errors, 1);
-		if (a > 0 || b > 0) {
-			atomic_fetch_add(&dm->st.push_rests, 1);
-			atomic_fetch_add(&dm->st.push_rest_bytes,
-					 (uint64_t)MAX(a, 0) + (uint64_t)MAX(b, 0));
-		}
 	}
 	atomic_fetch_add(&dm->push_slots, 1);
 }

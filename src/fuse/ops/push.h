@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Data stored into the kernel's page cache before it is asked for.
- * Readahead across files (-o tree_readahead=SIZE).
+ * Readahead across files, on read-only mounts (-o tree_readahead=SIZE).
  * When a reader has read a small file whole, the files that follow it in
  * inode order (mkfs.czfs numbers the files of a directory together) are
  * stored into the kernel's page cache with FUSE_NOTIFY_STORE, so that a
@@ -9,7 +8,6 @@
  * and costs no request for them.  Only files the kernel knows (it has
  * their inode: a lookup count) are stored, each at most once while its
  * in-memory inode lives, up to SIZE bytes after each read.
- * And the rest of a cluster a random read decoded (czfs_push_rest).
  *
  * Threads: called by a FUSE thread after its reply is sent.  The kernel
  * may make a store wait for a page that a READ has locked until another
@@ -22,25 +20,9 @@
 
 #include <stdint.h>
 
-struct czfs_centry;
 struct czfs_daemon;
-struct czfs_inode_info;
-struct czfs_minode;
 
 /* The file ino has just been read whole: store the files after it. */
 void czfs_push_after(struct czfs_daemon *dm, uint64_t ino);
-
-/*
- * A read that was not sequential replied [off, end) of mi's n clusters
- * ents (referenced, loaded whole): store the rest of the first and the
- * last.  Decoding a cluster costs the same for 4 KiB of it as for all of
- * it, and a random reader is likely to come back near where it read (a
- * database, a binary's pages): then the kernel has it, as the kernel's
- * own compressed filesystems keep whole decompressed clusters.
- */
-void czfs_push_rest(struct czfs_daemon *dm, struct czfs_minode *mi,
-		    const struct czfs_inode_info *ii,
-		    struct czfs_centry *const *ents, unsigned n, uint64_t off,
-		    uint64_t end);
 
 #endif /* CZFS_FUSE_PUSH_H */
