@@ -271,11 +271,11 @@ static int apply_flags(int fd, int old, uint32_t flags)
 	return want == old || !ioctl(fd, FS_IOC_SETFLAGS, &want) ? 0 : -errno;
 }
 
-/* Whether err says that the output takes no such flags. */
+/* Whether err says that the output takes no such flags (or not from us:
+ * not root). */
 static bool no_flags(int err)
 {
-	return err == -ENOTTY || err == -EOPNOTSUPP || err == -EPERM ||
-	       err == -EINVAL;
+	return czfs_chattr_unsupported(err) || err == -EPERM;
 }
 
 /* flags to path; 0 or -errno. */

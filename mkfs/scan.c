@@ -277,7 +277,7 @@ static void scan_flags(struct scan_ctx *c, struct mk_inode *ip, int fd,
 		err = errno;
 	if (!err)
 		czfs_chattr_from_fs((unsigned)fl, &ip->flags);
-	else if (err != ENOTTY && err != EOPNOTSUPP && err != EINVAL)
+	else if (!czfs_chattr_unsupported(-err))
 		fprintf(stderr, "mkfs.czfs: warning: %s: chattr flags not read: %s\n",
 			full_path(c, rel), strerror(err));
 }

@@ -138,3 +138,8 @@ void czfs_chattr_text(uint32_t flags, char *buf, size_t len)
 			add_rest(buf, len, flags_tab[i].names[0],
 				 strlen(flags_tab[i].names[0]));
 }
+
+bool czfs_chattr_unsupported(int err)
+{
+	return err == -ENOTTY || err == -EOPNOTSUPP || err == -EINVAL;
+}

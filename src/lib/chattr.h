@@ -9,6 +9,7 @@
 #ifndef CZFS_CHATTR_H
 #define CZFS_CHATTR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,10 @@ unsigned czfs_chattr_to_fs(uint32_t flags);
 /* FS_*_FL to CZFS_INODE_* in *flags: 0, or -EOPNOTSUPP for a flag czfs
  * lacks (*flags then holds the others). */
 int czfs_chattr_from_fs(unsigned fs, uint32_t *flags);
+
+/* Whether err (-errno of FS_IOC_GETFLAGS or FS_IOC_SETFLAGS) says that the
+ * filesystem keeps no such flags (mkfs.czfs -d, fsck.czfs --extract). */
+bool czfs_chattr_unsupported(int err);
 
 /* FS_XFLAG_* of flags; none for the compression flags. */
 unsigned czfs_chattr_to_xfs(uint32_t flags);

@@ -87,6 +87,18 @@ START_TEST(kernel_bits_both_ways)
 }
 END_TEST
 
+/* the errors of a filesystem that keeps no flags, not those of a failure */
+START_TEST(unsupported_errors)
+{
+	ck_assert(czfs_chattr_unsupported(-ENOTTY));
+	ck_assert(czfs_chattr_unsupported(-EOPNOTSUPP));
+	ck_assert(czfs_chattr_unsupported(-EINVAL));
+	ck_assert(!czfs_chattr_unsupported(-EIO));
+	ck_assert(!czfs_chattr_unsupported(-EPERM));
+	ck_assert(!czfs_chattr_unsupported(0));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("chattr");
@@ -99,6 +111,7 @@ int main(void)
 	tcase_add_test(tc, flags_to_text_and_back);
 	tcase_add_test(tc, a_long_rest_is_cut);
 	tcase_add_test(tc, kernel_bits_both_ways);
+	tcase_add_test(tc, unsupported_errors);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
