@@ -58,8 +58,8 @@ struct czfs_minode {
 	 * cached meanwhile may be stale, the next open drops them (lock) */
 	bool direct_written;
 	/* the prefetch stream of the reads that come without an open (a
-	 * read-only mount declines opens: ops_file.c); made as an open's
-	 * (lock), closed with the inode */
+	 * read-only mount declines opens: ops_file.c); made, as an open's
+	 * is, by the first read past a cluster (lock); closed with the inode */
 	struct czfs_stream *stream;
 	/* its data was stored into the kernel's page cache (push.c) (lock) */
 	bool pushed;
