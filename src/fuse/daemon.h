@@ -82,6 +82,7 @@ struct czfs_mount_opts {
 	bool reclaim_punch;		/* low-memory mode: evicting frees memory */
 	bool ro;			/* read-only mount */
 	bool send_opens;		/* ro: ask for every open and close */
+	bool random_pages;		/* random reads store no cluster's rest */
 	uint64_t tree_readahead;	/* ro: bytes of the next files to
 					 * store after a small file is read */
 	int atime;			/* CZFS_ATIME_* */
@@ -125,6 +126,8 @@ struct czfs_daemon_stats {
 	atomic_ullong prefetch_nomem;	/* prefetch loads that found no page */
 	atomic_ullong push_files, push_bytes;	/* stored into the page cache */
 	atomic_ullong push_errors;		/* stores that failed */
+	atomic_ullong push_rests, push_rest_bytes;	/* random reads'
+							 * clusters stored */
 	atomic_ullong pack_decodes;	/* whole packs decoded (load.c): into the
 					 * pack cache, once however many threads
 					 * miss it, or for one cluster when no

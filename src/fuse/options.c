@@ -103,6 +103,11 @@ static const char usage_text[] =
 "                           whole, store up to SIZE of the files that follow\n"
 "                           it into the kernel's page cache (default 1M; 0:\n"
 "                           off)\n"
+"    -o random_reads=cluster|page  a read that is not sequential stores the\n"
+"                           rest of the clusters it decoded into the kernel's\n"
+"                           page cache too (cluster, the default: reads\n"
+"                           near it then cost no request) or only what was\n"
+"                           asked (page: random reads with no locality)\n"
 "    -o discard, nodiscard  punch the blocks each checkpoint frees out of\n"
 "                           IMAGE, giving them back to the host (default:\n"
 "                           discard)\n"
@@ -138,7 +143,8 @@ enum { KEY_HELP, KEY_VERSION, KEY_RW, KEY_RO, KEY_COMPRESS, KEY_CACHE,
        KEY_MAX_REQUEST, KEY_KERNEL_RA, KEY_SCATTERED, KEY_RECLAIM,
        KEY_NOATIME, KEY_RELATIME, KEY_STRICTATIME, KEY_COMPRESS_EXT,
        KEY_NOCOMPRESS_EXT, KEY_OPENS, KEY_TREE_RA, KEY_S3_STYLE,
-       KEY_CACHE_LIMIT, KEY_CACHE_MIN, KEY_DIRTY_MAX, KEY_COUNT };
+       KEY_CACHE_LIMIT, KEY_CACHE_MIN, KEY_DIRTY_MAX, KEY_RANDOM_READS,
+       KEY_COUNT };
 
 #define CZFS_OPT(t, m) { t, offsetof(struct czfs_mount_opts, m), 1 }
 
@@ -160,6 +166,7 @@ static const struct fuse_opt czfs_opts[] = {
 	{ "pack", offsetof(struct czfs_mount_opts, nopack), 0 },
 	FUSE_OPT_KEY("opens=", KEY_OPENS),
 	FUSE_OPT_KEY("tree_readahead=", KEY_TREE_RA),
+	FUSE_OPT_KEY("random_reads=", KEY_RANDOM_READS),
 	{ "discard", offsetof(struct czfs_mount_opts, nodiscard), 0 },
 	FUSE_OPT_KEY("map=", KEY_MAP),
 	FUSE_OPT_KEY("max_request=", KEY_MAX_REQUEST),
@@ -328,6 +335,11 @@ static int opt_opens(struct czfs_mount_opts *o, const char *arg, int key)
 	return parse_choice(arg, "skip", "send", &o->send_opens);
 }
 
+static int opt_random_reads(struct czfs_mount_opts *o, const char *arg, int key)
+{
+	return parse_choice(arg, "cluster", "page", &o->random_pages);
+}
+
 static int opt_tree_ra(struct czfs_mount_opts *o, const char *arg, int key)
 {
 	return parse_size_or_off(arg, &o->tree_readahead);
@@ -433,6 +445,7 @@ static opt_fn *const opt_handlers[KEY_COUNT] = {
 	[KEY_MAX_REQUEST] = opt_max_request,
 	[KEY_OPENS] = opt_opens,
 	[KEY_TREE_RA] = opt_tree_ra,
+	[KEY_RANDOM_READS] = opt_random_reads,
 	[KEY_KERNEL_RA] = opt_kernel_ra,
 	[KEY_SCATTERED] = opt_scattered,
 	[KEY_RECLAIM] = opt_reclaim,

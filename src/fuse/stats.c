@@ -145,9 +145,11 @@ static void backing_stats(struct out *o, struct czfs_daemon *dm)
 	    "staging.reclaimed_pages %llu\n", ld(&dm->st.streams),
 	    ld(&dm->st.stage_restarts), ld(&dm->st.stage_private),
 	    ld(&dm->staged_pages), ld(&dm->st.stage_reclaimed));
-	put(o, "push.files %llu\npush.bytes %llu\npush.errors %llu\n",
+	put(o, "push.files %llu\npush.bytes %llu\npush.errors %llu\n"
+	    "push.cluster_rests %llu\npush.cluster_rest_bytes %llu\n",
 	    ld(&dm->st.push_files), ld(&dm->st.push_bytes),
-	    ld(&dm->st.push_errors));
+	    ld(&dm->st.push_errors), ld(&dm->st.push_rests),
+	    ld(&dm->st.push_rest_bytes));
 	put(o, "backing.reads %llu\nbacking.read_bytes %llu\nbacking.direct_reads %llu\n",
 	    ld(&b->reads), ld(&b->read_bytes), ld(&b->direct_reads));
 	/* over fuse.write_bytes: the write amplification */

@@ -23,6 +23,7 @@ INTEGRATION_TESTS = \
 	tests/integration/pool_memory.sh \
 	tests/integration/direct_reads.sh \
 	tests/integration/ro_requests.sh \
+	tests/integration/random_reads.sh \
 	tests/integration/fsck_cli.sh \
 	tests/integration/fsck_clean.sh \
 	tests/integration/fsck_damage.sh \

@@ -283,16 +283,21 @@ static int implicit_open(struct czfs_daemon *dm, fuse_ino_t ino,
  * reads of an open (or, without opens, of the inode) share a stream, its
  * prefetch state, kept in *slot (under mi->lock): made at the first read
  * of a file of more than one cluster; a smaller one has nothing to
- * prefetch, and a walk of small files makes none.
+ * prefetch, and a walk of small files makes none.  A read that is not
+ * sequential copies out the rest of its clusters, *rest, for the page
+ * cache (push.h; mi held for it), unless direct (O_DIRECT: the kernel
+ * keeps nothing).
  */
 static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 		   struct czfs_minode *mi, struct czfs_stream **slot,
-		   uint64_t off, size_t size, bool *whole)
+		   bool direct, uint64_t off, size_t size, bool *whole,
+		   struct czfs_rest **rest)
 {
 	struct czfs_stream *stream;
 	struct czfs_inode_info ii;
 	uint64_t end, cbytes, admitted;
 	struct read_batch *rb;
+	bool sequential = false, keep;
 	int err;
 
 	czfs_mi_attr(mi, &ii);
@@ -313,7 +318,7 @@ static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 	stream = *slot;
 	pthread_mutex_unlock(&mi->lock);
 	if (stream)
-		czfs_stream_note_read(dm, stream, &ii, off, end);
+		sequential = czfs_stream_note_read(dm, stream, &ii, off, end);
 	/* the pages this read may hold until its reply is sent: its
 	 * clusters, and as much again for their compressed input */
 	admitted = admit(dm, ((end - 1) / cbytes - off / cbytes + 1) <<
@@ -324,9 +329,18 @@ static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 	/* counted before the reply: the reader may look at them next */
 	atomic_fetch_add(&dm->st.read_reqs, 1);
 	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - off);
+	*whole = !err && !off && end == ii.size;
+	keep = !err && !sequential && !direct && !*whole &&
+	       !dm->opts.random_pages;
+	if (keep)		/* the open may be released once replied */
+		czfs_mi_hold(dm, mi);
 	if (!err)
 		fuse_reply_iov(req, rb->iov, (int)rb->niov);
-	*whole = !err && !off && end == ii.size;
+	if (keep) {
+		*rest = czfs_push_rest_copy(dm, &ii, rb->ent, rb->n, off, end);
+		if (!*rest)
+			czfs_mi_put(dm, mi);
+	}
 	/* After the reply the file may be released: its open is not
 	 * touched.  A cluster read to its end is likely done with (the
 	 * kernel keeps the data): recycle its pages first. */
@@ -348,6 +362,7 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct czfs_daemon *dm = req_daemon(req);
 	struct czfs_open_file *of = (struct czfs_open_file *)(uintptr_t)fi->fh;
 	struct czfs_minode *mi = NULL;
+	struct czfs_rest *rest = NULL;
 	bool whole = false;
 	int err = 0;
 
@@ -357,9 +372,15 @@ static void czfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		err = implicit_open(dm, ino, &mi);
 	if (!err)
 		err = do_read(dm, req, mi, of ? &of->stream : &mi->stream,
-			      (uint64_t)off, size, &whole);
+			      fi->flags & O_DIRECT, (uint64_t)off, size, &whole,
+			      &rest);
 	if (err)
 		fuse_reply_err(req, czfs_fuse_errno(err));
+	/* the read holds nothing now that another READ may wait for */
+	if (rest) {
+		czfs_push_rest(dm, mi, rest);
+		czfs_mi_put(dm, mi);
+	}
 	if (!of && mi)
 		czfs_mi_put(dm, mi);
 	/* a walk reading small files whole: the next ones into the page

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* Readahead across files: storing the next files into the page cache. */
+/* Data into the page cache ahead of reads: the next files, a cluster's rest. */
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -158,4 +159,104 @@ void czfs_push_after(struct czfs_daemon *dm, uint64_t ino)
 		czfs_mi_put(dm, mi);
 	}
 	atomic_fetch_add(&dm->push_slots, 1);
+}
+
+/* A random read's clusters' rest, copied out of the pool (push.h). */
+struct czfs_rest {
+	struct czfs_inode_info ii;	/* the file as the read saw it */
+	uint64_t from[2], len[2];	/* before and after the read */
+	char data[];			/* len[0], then len[1] bytes */
+};
+
+/* Bytes [from, to) of the file, all inside e's cluster: how many to
+ * store, 0 for a cluster that does not hold them all (a hole: the kernel
+ * reads it). */
+static uint64_t rest_len(const struct czfs_inode_info *ii,
+			 const struct czfs_centry *e, uint64_t from, uint64_t to)
+{
+	uint64_t start = e->idx * czfs_inode_cluster_bytes(ii);
+
+	if (from >= to || e->page == CZFS_NO_PAGE || e->len < to - start)
+		return 0;
+	return to - from;
+}
+
+struct czfs_rest *czfs_push_rest_copy(struct czfs_daemon *dm,
+				      const struct czfs_inode_info *ii,
+				      struct czfs_centry *const *ents,
+				      unsigned n, uint64_t off, uint64_t end)
+{
+	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
+	const struct czfs_centry *e[2] = { ents[0], ents[n - 1] };
+	uint64_t lo = e[0]->idx * cbytes;
+	uint64_t from[2] = { lo, MAX(end, lo) };
+	uint64_t to[2] = { off, MIN(e[1]->idx * cbytes + cbytes, ii->size) };
+	uint64_t len[2], at = 0;
+	struct czfs_rest *r;
+
+	for (int i = 0; i < 2; i++)
+		len[i] = rest_len(ii, e[i], from[i], to[i]);
+	if (!len[0] && !len[1])
+		return NULL;
+	if (!atomic_load(&dm->serving) || !slot_take(dm))
+		return NULL;
+	r = malloc(sizeof(*r) + len[0] + len[1]);
+	if (!r) {
+		atomic_fetch_add(&dm->push_slots, 1);
+		return NULL;
+	}
+	r->ii = *ii;
+	for (int i = 0; i < 2; i++) {
+		r->from[i] = from[i];
+		r->len[i] = len[i];
+		memcpy(r->data + at, (const char *)czfs_pool_addr(dm->pool,
+		       e[i]->page) + (from[i] - e[i]->idx * cbytes), len[i]);
+		at += len[i];
+	}
+	return r;
+}
+
+static bool same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+void czfs_push_rest(struct czfs_daemon *dm, struct czfs_minode *mi,
+		    struct czfs_rest *r)
+{
+	uint64_t stored = 0, at = 0;
+	bool go;
+
+	/* One store of a file at a time, none while it is written, and none
+	 * if it changed since the read (a write or a truncate came and went
+	 * between the reply and here: r may hold what it replaced, and a
+	 * store past the size would grow the file in the kernel). */
+	pthread_mutex_lock(&mi->lock);
+	go = !atomic_load(&mi->pushing) && mi->ii.size == r->ii.size &&
+	     same_time(&mi->ii.mtime, &r->ii.mtime) &&
+	     same_time(&mi->ii.ctime, &r->ii.ctime) && czfs_mi_push_begin(mi);
+	pthread_mutex_unlock(&mi->lock);
+	for (int i = 0; go && i < 2; i++) {
+		struct fuse_bufvec bv = FUSE_BUFVEC_INIT(r->len[i]);
+		int err;
+
+		bv.buf[0].mem = r->data + at;
+		at += r->len[i];
+		if (!r->len[i] || !atomic_load(&dm->serving))
+			continue;
+		err = fuse_lowlevel_notify_store(dm->se, r->ii.ino, r->from[i],
+						 &bv, 0);
+		if (err)
+			atomic_fetch_add(&dm->st.push_errors, 1);
+		else
+			stored += r->len[i];
+	}
+	if (go)
+		czfs_mi_push_end(dm, mi);
+	if (stored) {
+		atomic_fetch_add(&dm->st.push_rests, 1);
+		atomic_fetch_add(&dm->st.push_rest_bytes, stored);
+	}
+	atomic_fetch_add(&dm->push_slots, 1);
+	free(r);
 }

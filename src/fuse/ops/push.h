@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Readahead across files, on read-only mounts (-o tree_readahead=SIZE).
+ * Data stored into the kernel's page cache before it is asked for.
+ * Readahead across files (-o tree_readahead=SIZE).
  * When a reader has read a small file whole, the files that follow it in
  * inode order (mkfs.czfs numbers the files of a directory together) are
  * stored into the kernel's page cache with FUSE_NOTIFY_STORE, so that a
@@ -8,10 +9,11 @@
  * and costs no request for them.  Only files the kernel knows (it has
  * their inode: a lookup count) are stored, each at most once while its
  * in-memory inode lives, up to SIZE bytes after each read.
+ * And the rest of a cluster a random read decoded (czfs_push_rest).
  *
  * Threads: called by a FUSE thread after its reply is sent.  The kernel
  * may make a store wait for a page that a READ has locked until another
- * FUSE thread answers it, so a store holds no claim, and at most
+ * FUSE thread answers it, so a store holds no read's admission, and at most
  * dm->push_slots threads store at once: always fewer than the session
  * loop may run (none with -s), so a READ always finds a thread.
  */
@@ -20,9 +22,32 @@
 
 #include <stdint.h>
 
+struct czfs_centry;
 struct czfs_daemon;
+struct czfs_inode_info;
+struct czfs_minode;
 
 /* The file ino has just been read whole: store the files after it. */
 void czfs_push_after(struct czfs_daemon *dm, uint64_t ino);
+
+/*
+ * The rest of a random read's clusters.  Decoding a cluster costs the
+ * same for 4 KiB of it as for all of it, and a random reader is likely to
+ * come back near where it read (a database, a binary's pages): then the
+ * kernel has it, as the kernel's own compressed filesystems keep whole
+ * decompressed clusters.  In two steps, because the store may wait for a
+ * READ in flight (above): czfs_push_rest_copy, while the read holds its
+ * n clusters ents (referenced, loaded whole) after replying [off, end),
+ * copies the rest of the first and the last out of the pool (NULL: none,
+ * or no store slot free); czfs_push_rest, once the read has given back
+ * its clusters and its admission, stores the copy and frees it.
+ */
+struct czfs_rest;
+struct czfs_rest *czfs_push_rest_copy(struct czfs_daemon *dm,
+				      const struct czfs_inode_info *ii,
+				      struct czfs_centry *const *ents,
+				      unsigned n, uint64_t off, uint64_t end);
+void czfs_push_rest(struct czfs_daemon *dm, struct czfs_minode *mi,
+		    struct czfs_rest *r);
 
 #endif /* CZFS_FUSE_PUSH_H */

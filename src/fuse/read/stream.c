@@ -206,12 +206,12 @@ void czfs_stream_close(struct czfs_daemon *dm, struct czfs_stream *s)
 	stream_put(dm, s);
 }
 
-void czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
+bool czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
 			   const struct czfs_inode_info *ii, uint64_t off,
 			   uint64_t end)
 {
 	uint64_t cbytes = czfs_inode_cluster_bytes(&s->ii);
-	bool queue = false;
+	bool queue = false, sequential;
 
 	pthread_mutex_lock(&s->lock);
 	s->ii.size = ii->size;		/* the file may have grown or shrunk */
@@ -223,6 +223,7 @@ void czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
 				dm->opts.readahead);
 	else
 		s->window = 0;
+	sequential = s->window;
 	s->last_end = end;
 	s->reader_end = end;
 	if (s->window && !s->queued && !s->closed &&
@@ -234,6 +235,7 @@ void czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
 		s->queued = false;
 		pthread_mutex_unlock(&s->lock);
 	}
+	return sequential;
 }
 
 void czfs_stream_run_sync(struct czfs_daemon *dm, struct czfs_stream *s)

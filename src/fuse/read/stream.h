@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Prefetch streams.  Each open file has one; a sequential reader keeps it
+ * Prefetch streams.  Each open file read past its first cluster has one
+ * (ops_file.c); a sequential reader keeps it
  * a window ahead (the window grows as the kernel's readahead does), and
  * one worker at a time runs it through the loader (load.h).  The stream
  * owns the file's staging, the one read cursor that its prefetch worker
@@ -11,6 +12,7 @@
 #ifndef CZFS_FUSE_STREAM_H
 #define CZFS_FUSE_STREAM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct czfs_daemon;
@@ -23,7 +25,7 @@ int czfs_prefetch_start(struct czfs_daemon *dm, unsigned nthreads);
 /* Stop and join the workers; streams queued but not run are let go. */
 void czfs_prefetch_stop(struct czfs_daemon *dm);
 
-/* A stream for an opened file: NULL when out of memory. */
+/* A stream for a file: NULL when out of memory. */
 struct czfs_stream *czfs_stream_new(struct czfs_daemon *dm,
 				    const struct czfs_inode_info *ii);
 /* The file is closed: the stream stops and goes when its worker lets go. */
@@ -31,9 +33,9 @@ void czfs_stream_close(struct czfs_daemon *dm, struct czfs_stream *s);
 /*
  * A read of [off, end) happened: grow or reset the readahead window (as
  * the kernel's on-demand readahead does) and queue the stream when it has
- * fallen behind its window.
+ * fallen behind its window.  Returns whether the read was sequential.
  */
-void czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
+bool czfs_stream_note_read(struct czfs_daemon *dm, struct czfs_stream *s,
 			   const struct czfs_inode_info *ii, uint64_t off,
 			   uint64_t end);
 /*
