@@ -97,6 +97,26 @@ exec {w}>&-
 [ "$(stat_of push.cluster_rests)" = 0 ] || fail "a file open for writing had its clusters stored"
 czfs_umount "$T/mnt"
 
+note "a read into a hole stores only the cluster that holds data"
+mkdir -p "$T/src3"
+head -c 64K "$T/text" >"$T/src3/s"		# a cluster, a hole, a cluster
+head -c 64K "$T/text" | dd of="$T/src3/s" bs=64k seek=2 conv=notrunc status=none
+"$MKFS" -q -f -c lz4 -C 64k -s 64M -d "$T/src3" "$T/img3" || fail "mkfs (sparse)"
+czfs_mount "$T/img3" "$T/mnt" -o ro
+python3 - "$T/mnt/s" "$T/src3/s" <<'PY' || fail "a read across a hole differs"
+import os, sys
+m, s = os.open(sys.argv[1], os.O_RDONLY), os.open(sys.argv[2], os.O_RDONLY)
+assert os.pread(m, 8192, 60 << 10) == os.pread(s, 8192, 60 << 10)
+PY
+tries=0
+until [ "$(stat_of push.cluster_rest_bytes)" = 61440 ]; do
+	tries=$((tries + 1))
+	[ "$tries" -le 100 ] || fail "hole: $(stat_of push.cluster_rest_bytes) bytes stored (the data cluster's 61440)"
+	sleep 0.1
+done
+cmp "$T/mnt/s" "$T/src3/s" || fail "hole: the file differs after the store"
+czfs_umount "$T/mnt"
+
 note "-o random_reads=page"
 czfs_mount "$T/img" "$T/mnt" -o ro,random_reads=page
 caches_lock

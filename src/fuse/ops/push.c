@@ -209,6 +209,8 @@ struct czfs_rest *czfs_push_rest_copy(struct czfs_daemon *dm,
 	for (int i = 0; i < 2; i++) {
 		r->from[i] = from[i];
 		r->len[i] = len[i];
+		if (!len[i])		/* perhaps a hole: no page */
+			continue;
 		memcpy(r->data + at, (const char *)czfs_pool_addr(dm->pool,
 		       e[i]->page) + (from[i] - e[i]->idx * cbytes), len[i]);
 		at += len[i];
