@@ -373,18 +373,18 @@ static bool spool_range(const struct mk_pipe *p, const struct mk_inode *ip,
  * without the memory: the spool then goes when closed). */
 static void spool_count(struct mk_pipe *p)
 {
-	uint64_t start, end, top = 0;
+	uint64_t start, end, top;
+	struct stat st;
 
-	if (p->t->datafd < 0)
+	/* The spool ends where its last member's bytes do (a hole at its
+	 * end too: tar.c), each member's range rounded up to a block. */
+	if (p->t->datafd < 0 || fstat(p->t->datafd, &st))
 		return;
+	top = ROUND_UP((uint64_t)st.st_size, CZFS_BLOCK_SIZE);
 	/* What is read was just written, and is in the page cache unless
 	 * memory ran short: readahead around it would only fill the chunks
 	 * freed already with zeros (5% of mkfs's CPU). */
 	posix_fadvise(p->t->datafd, 0, 0, POSIX_FADV_RANDOM);
-	for (uint64_t i = 0; i < p->t->count; i++)
-		if (S_ISREG(p->t->inodes[i]->mode))
-			top = MAX(top, p->t->inodes[i]->data_off +
-				  ROUND_UP(p->t->inodes[i]->size, CZFS_BLOCK_SIZE));
 	p->spool_chunks = top / SPOOL_CHUNK + 1;
 	p->spool_left = calloc(p->spool_chunks, sizeof(*p->spool_left));
 	if (!p->spool_left) {

@@ -181,8 +181,8 @@ struct czfs_daemon {
 	bool skip_opens;		/* the kernel opens files without
 					 * asking us (set once, at FUSE init) */
 	bool skip_opendirs;		/* and directories (the same) */
-	atomic_int push_slots;		/* FUSE threads that may store at once
-					 * (push.h: always fewer than all) */
+	atomic_int push_slots[2];	/* FUSE threads that may store at once,
+					 * walks' and random reads' (push.c) */
 	pthread_mutex_t grow_lock;	/* one raise of the limit at a time */
 	/* the end of a store, for writers that wait for it (minode.h) */
 	pthread_mutex_t push_lock;

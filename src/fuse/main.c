@@ -25,6 +25,7 @@
 #include "ops.h"
 #include "options.h"
 #include "packcache.h"
+#include "push.h"
 #include "recompress.h"
 #include "remote.h"
 #include "remount.h"
@@ -273,10 +274,7 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 		czfs_log_set_sink(log_syslog, CZFS_LOG_INFO);
 	if (czfs_remount_start(dm) || daemon_start_threads(dm))
 		goto out_unmount;
-	/* A store may wait for a page under a READ that another FUSE
-	 * thread must answer: never let every thread store (push.h). */
-	atomic_init(&dm->push_slots, cli->singlethread ? 0 :
-		    (int)MIN(2u, cli->max_threads ? cli->max_threads - 1 : 0));
+	czfs_push_init(dm, cli->singlethread ? 0 : cli->max_threads);
 	lc = fuse_loop_cfg_create();
 	if (!lc)
 		goto out_unmount;

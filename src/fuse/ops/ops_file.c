@@ -296,8 +296,9 @@ static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 	struct czfs_stream *stream;
 	struct czfs_inode_info ii;
 	uint64_t end, cbytes, admitted;
+	struct czfs_rest_plan plan;
 	struct read_batch *rb;
-	bool sequential = false, keep;
+	bool sequential = false, quiet, keep;
 	int err;
 
 	czfs_mi_attr(mi, &ii);
@@ -313,6 +314,7 @@ static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 	rb->n = rb->niov = 0;
 	pthread_mutex_lock(&mi->lock);
 	czfs_fuse_atime_touch(dm, mi);
+	quiet = !mi->writers && !atomic_load(&mi->pushing);
 	if (!*slot && ii.size > cbytes)
 		*slot = czfs_stream_new(dm, &ii);	/* none: no prefetch */
 	stream = *slot;
@@ -330,14 +332,17 @@ static int do_read(struct czfs_daemon *dm, fuse_req_t req,
 	atomic_fetch_add(&dm->st.read_reqs, 1);
 	atomic_fetch_add(&dm->st.read_bytes, err ? 0 : end - off);
 	*whole = !err && !off && end == ii.size;
-	keep = !err && !sequential && !direct && !*whole &&
-	       !dm->opts.random_pages;
+	/* a random read's clusters' rest, for a file that nobody writes
+	 * or stores now (push.h) */
+	keep = !err && !sequential && !direct && !*whole && quiet &&
+	       !dm->opts.random_pages &&
+	       czfs_push_rest_plan(dm, &ii, rb->ent, rb->n, off, end, &plan);
 	if (keep)		/* the open may be released once replied */
 		czfs_mi_hold(dm, mi);
 	if (!err)
 		fuse_reply_iov(req, rb->iov, (int)rb->niov);
 	if (keep) {
-		*rest = czfs_push_rest_copy(dm, &ii, rb->ent, rb->n, off, end);
+		*rest = czfs_push_rest_copy(dm, &ii, &plan);
 		if (!*rest)
 			czfs_mi_put(dm, mi);
 	}

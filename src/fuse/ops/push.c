@@ -24,6 +24,13 @@
 /* The largest file stored whole: one read's worth, as the kernel asks. */
 #define PUSH_FILE_MAX	(1u << 20)
 
+/* Whether e's cluster holds its first bytes of data (not a hole, whose
+ * pages the kernel reads itself). */
+static bool holds(const struct czfs_centry *e, uint64_t bytes)
+{
+	return e->page != CZFS_NO_PAGE && e->len >= bytes;
+}
+
 /*
  * Store one file's data: its clusters from the cache (loaded here if
  * absent), handed to the kernel in one notification.  A cluster that holds
@@ -53,8 +60,8 @@ static long push_file(struct czfs_daemon *dm, const struct czfs_inode_info *ii)
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t want = MIN(cbytes, ii->size - i * cbytes);
 
-		if (ents[i]->page == CZFS_NO_PAGE || ents[i]->len < want)
-			bv->count = 0;		/* a hole: the kernel reads it */
+		if (!holds(ents[i], want))
+			bv->count = 0;
 		if (!bv->count)
 			break;
 		bv->buf[i].mem = czfs_pool_addr(dm->pool, ents[i]->page);
@@ -101,15 +108,36 @@ static bool take(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t room,
 	return take;
 }
 
-/* Take one of the store slots, without waiting: false if none is free. */
-static bool slot_take(struct czfs_daemon *dm)
+/*
+ * Store slots: a walk's and a random read's stores each have their own,
+ * so that random readers never take the store of the file a walk reads
+ * next.  All of them fewer than the FUSE threads (push.h).
+ */
+enum { SLOT_WALK, SLOT_REST };
+
+void czfs_push_init(struct czfs_daemon *dm, unsigned threads)
 {
-	int n = atomic_load(&dm->push_slots);
+	unsigned total = threads > 1 ? MIN(4u, threads - 1) : 0;
+
+	atomic_init(&dm->push_slots[SLOT_WALK], (int)((total + 1) / 2));
+	atomic_init(&dm->push_slots[SLOT_REST], (int)(total / 2));
+}
+
+/* Take one of the kind's store slots, without waiting: false if none is
+ * free. */
+static bool slot_take(struct czfs_daemon *dm, int kind)
+{
+	int n = atomic_load(&dm->push_slots[kind]);
 
 	while (n > 0)
-		if (atomic_compare_exchange_weak(&dm->push_slots, &n, n - 1))
+		if (atomic_compare_exchange_weak(&dm->push_slots[kind], &n, n - 1))
 			return true;
 	return false;
+}
+
+static void slot_give(struct czfs_daemon *dm, int kind)
+{
+	atomic_fetch_add(&dm->push_slots[kind], 1);
 }
 
 /* ino was just read whole: the kernel holds its data, so a store started
@@ -133,7 +161,7 @@ void czfs_push_after(struct czfs_daemon *dm, uint64_t ino)
 	unsigned files = 0;
 
 	mark_read(dm, ino);
-	if (!slot_take(dm))
+	if (!slot_take(dm, SLOT_WALK))
 		return;
 
 	for (uint64_t j = ino + 1; j <= ino + PUSH_SCAN && done < budget &&
@@ -158,7 +186,7 @@ void czfs_push_after(struct czfs_daemon *dm, uint64_t ino)
 		}
 		czfs_mi_put(dm, mi);
 	}
-	atomic_fetch_add(&dm->push_slots, 1);
+	slot_give(dm, SLOT_WALK);
 }
 
 /* A random read's clusters' rest, copied out of the pool (push.h). */
@@ -176,44 +204,52 @@ static uint64_t rest_len(const struct czfs_inode_info *ii,
 {
 	uint64_t start = e->idx * czfs_inode_cluster_bytes(ii);
 
-	if (from >= to || e->page == CZFS_NO_PAGE || e->len < to - start)
+	if (from >= to || !holds(e, to - start))
 		return 0;
 	return to - from;
 }
 
-struct czfs_rest *czfs_push_rest_copy(struct czfs_daemon *dm,
-				      const struct czfs_inode_info *ii,
-				      struct czfs_centry *const *ents,
-				      unsigned n, uint64_t off, uint64_t end)
+bool czfs_push_rest_plan(struct czfs_daemon *dm,
+			 const struct czfs_inode_info *ii,
+			 struct czfs_centry *const *ents, unsigned n,
+			 uint64_t off, uint64_t end, struct czfs_rest_plan *p)
 {
 	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
 	const struct czfs_centry *e[2] = { ents[0], ents[n - 1] };
 	uint64_t lo = e[0]->idx * cbytes;
-	uint64_t from[2] = { lo, MAX(end, lo) };
 	uint64_t to[2] = { off, MIN(e[1]->idx * cbytes + cbytes, ii->size) };
-	uint64_t len[2], at = 0;
-	struct czfs_rest *r;
 
-	for (int i = 0; i < 2; i++)
-		len[i] = rest_len(ii, e[i], from[i], to[i]);
-	if (!len[0] && !len[1])
-		return NULL;
-	if (!atomic_load(&dm->serving) || !slot_take(dm))
-		return NULL;
-	r = malloc(sizeof(*r) + len[0] + len[1]);
+	p->from[0] = lo;
+	p->from[1] = MAX(end, lo);
+	for (int i = 0; i < 2; i++) {
+		p->e[i] = e[i];
+		p->len[i] = rest_len(ii, e[i], p->from[i], to[i]);
+	}
+	return (p->len[0] || p->len[1]) && atomic_load(&dm->serving) &&
+	       slot_take(dm, SLOT_REST);
+}
+
+struct czfs_rest *czfs_push_rest_copy(struct czfs_daemon *dm,
+				      const struct czfs_inode_info *ii,
+				      const struct czfs_rest_plan *p)
+{
+	uint64_t cbytes = czfs_inode_cluster_bytes(ii), at = 0;
+	struct czfs_rest *r = malloc(sizeof(*r) + p->len[0] + p->len[1]);
+
 	if (!r) {
-		atomic_fetch_add(&dm->push_slots, 1);
+		slot_give(dm, SLOT_REST);
 		return NULL;
 	}
 	r->ii = *ii;
 	for (int i = 0; i < 2; i++) {
-		r->from[i] = from[i];
-		r->len[i] = len[i];
-		if (!len[i])		/* perhaps a hole: no page */
+		r->from[i] = p->from[i];
+		r->len[i] = p->len[i];
+		if (!p->len[i])		/* perhaps a hole: no page */
 			continue;
 		memcpy(r->data + at, (const char *)czfs_pool_addr(dm->pool,
-		       e[i]->page) + (from[i] - e[i]->idx * cbytes), len[i]);
-		at += len[i];
+		       p->e[i]->page) + (p->from[i] - p->e[i]->idx * cbytes),
+		       p->len[i]);
+		at += p->len[i];
 	}
 	return r;
 }
@@ -259,6 +295,6 @@ void czfs_push_rest(struct czfs_daemon *dm, struct czfs_minode *mi,
 		atomic_fetch_add(&dm->st.push_rests, 1);
 		atomic_fetch_add(&dm->st.push_rest_bytes, stored);
 	}
-	atomic_fetch_add(&dm->push_slots, 1);
+	slot_give(dm, SLOT_REST);
 	free(r);
 }

@@ -14,18 +14,23 @@
  * Threads: called by a FUSE thread after its reply is sent.  The kernel
  * may make a store wait for a page that a READ has locked until another
  * FUSE thread answers it, so a store holds no read's admission, and at most
- * dm->push_slots threads store at once: always fewer than the session
- * loop may run (none with -s), so a READ always finds a thread.
+ * dm->push_slots threads store at once (czfs_push_init): always fewer than
+ * the session loop may run (none with -s), so a READ always finds a thread.
  */
 #ifndef CZFS_FUSE_PUSH_H
 #define CZFS_FUSE_PUSH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct czfs_centry;
 struct czfs_daemon;
 struct czfs_inode_info;
 struct czfs_minode;
+
+/* The store slots of a daemon whose session runs threads FUSE threads
+ * (0 or 1: none). */
+void czfs_push_init(struct czfs_daemon *dm, unsigned threads);
 
 /* The file ino has just been read whole: store the files after it. */
 void czfs_push_after(struct czfs_daemon *dm, uint64_t ino);
@@ -36,17 +41,26 @@ void czfs_push_after(struct czfs_daemon *dm, uint64_t ino);
  * come back near where it read (a database, a binary's pages): then the
  * kernel has it, as the kernel's own compressed filesystems keep whole
  * decompressed clusters.  In two steps, because the store may wait for a
- * READ in flight (above): czfs_push_rest_copy, while the read holds its
- * n clusters ents (referenced, loaded whole) after replying [off, end),
- * copies the rest of the first and the last out of the pool (NULL: none,
- * or no store slot free); czfs_push_rest, once the read has given back
- * its clusters and its admission, stores the copy and frees it.
+ * READ in flight (above).  Before the reply, while the read holds its n
+ * clusters ents (referenced, loaded whole), czfs_push_rest_plan says
+ * whether to store the rest around [off, end): there is some, and a
+ * random read's store slot is free (then taken).  After the reply,
+ * czfs_push_rest_copy copies it out of the pool (NULL: no memory); once
+ * the read has given back its clusters and its admission, czfs_push_rest
+ * stores the copy and frees it.
  */
 struct czfs_rest;
+struct czfs_rest_plan {
+	const struct czfs_centry *e[2];	/* the first and last clusters */
+	uint64_t from[2], len[2];	/* their rest before and after */
+};
+bool czfs_push_rest_plan(struct czfs_daemon *dm,
+			 const struct czfs_inode_info *ii,
+			 struct czfs_centry *const *ents, unsigned n,
+			 uint64_t off, uint64_t end, struct czfs_rest_plan *p);
 struct czfs_rest *czfs_push_rest_copy(struct czfs_daemon *dm,
 				      const struct czfs_inode_info *ii,
-				      struct czfs_centry *const *ents,
-				      unsigned n, uint64_t off, uint64_t end);
+				      const struct czfs_rest_plan *p);
 void czfs_push_rest(struct czfs_daemon *dm, struct czfs_minode *mi,
 		    struct czfs_rest *r);
 
