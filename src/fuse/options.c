@@ -17,9 +17,10 @@
 
 #define DEFAULT_CACHE_SIZE	(256ull << 20)
 /* What the pool keeps of clean clusters when they are not read again:
- * four prefetch windows (readahead), so four streams do not lose what
- * they decoded ahead before they read it. */
-#define DEFAULT_CACHE_MIN	(16ull << 20)
+ * little, since a random read's clusters go to the page cache
+ * (random_reads); the target grows while clusters come back soon after
+ * they left (several streams decoding ahead), and falls when idle. */
+#define DEFAULT_CACHE_MIN	(4ull << 20)
 #define DEFAULT_READAHEAD	(4ull << 20)
 #define DEFAULT_TREE_READAHEAD	(1ull << 20)
 #define DEFAULT_MAX_REQUEST	(512u << 10)
@@ -61,7 +62,7 @@ static const char usage_text[] =
 "    -o cache_size=SIZE     page pool for decompressed clusters (default 256M,\n"
 "                           at least 4M): a ceiling\n"
 "    -o cache_min=SIZE      what the pool keeps of clusters nobody reads\n"
-"                           again (default 16M, at least 4M); it grows while\n"
+"                           again (default 4M, also the least); it grows while\n"
 "                           clusters are read again soon after they left, up\n"
 "                           to cache_size, and falls back when idle\n"
 "    -o reserved_pages=N    pages reserved for decompression (default 0;\n"

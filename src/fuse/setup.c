@@ -76,9 +76,12 @@ int czfs_daemon_init(struct czfs_daemon *dm)
 	 * free to load into, so every load can make progress.  Staged
 	 * requests are memory in use, beyond the trims: no more than a
 	 * quarter of cache_min of them (a walk's streams each keep a staged
-	 * tail: 16 MiB of them after a tar of a tree), or eight requests. */
+	 * tail: 16 MiB of them after a tar of a tree), but always one
+	 * stream's window (readahead: less would cut a stream's requests
+	 * short and restart them), or eight requests. */
 	dm->stage_budget = MIN(dm->opts.cache_size / 8,
-			       MAX(dm->opts.cache_min / 4, 8 * dm->opts.max_request)) /
+			       MAX(dm->opts.cache_min / 4,
+				   MAX(dm->opts.readahead, 8 * dm->opts.max_request))) /
 			   CZFS_BLOCK_SIZE;
 	dm->admit_total = dm->admit_free = dm->opts.cache_size / CZFS_BLOCK_SIZE / 2;
 	dm->io.max_request = (uint32_t)dm->opts.max_request;
