@@ -302,9 +302,12 @@ build_erofs() {
 # PASSTHROUGH_HP=PATH, a built binary, skips all that.  Sets
 # PASSTHROUGH_HP, empty (with a message) when there is none, and PT_ARGS:
 # --nopassthrough when it has it (data through the daemon, as czfs's).
+# PT_URING=1: built with FUSE-over-io_uring (liburing-dev), in folders of
+# their own (libfuse-uring-build-*), for bench/transport.
 LIBFUSE_GIT=${LIBFUSE_GIT:-https://github.com/libfuse/libfuse.git}
 build_passthrough_hp() {
-	local src=${LIBFUSE_SRC:-} ver dir='' bin
+	local src=${LIBFUSE_SRC:-} ver dir='' bin uring=false pre=libfuse-build-
+	[ "${PT_URING:-0}" = 1 ] && uring=true pre=libfuse-uring-build-
 	PT_ARGS=
 	if [ -n "${PASSTHROUGH_HP:-}" ]; then
 		bin=$PASSTHROUGH_HP
@@ -313,17 +316,17 @@ build_passthrough_hp() {
 		src=
 	elif [ -z "$src" ]; then
 		src=$(clone_newest "$LIBFUSE_GIT" fuse- libfuse-src)
-		[ -n "$src" ] || dir=$(earlier_build libfuse-build- passthrough_hp)
+		[ -n "$src" ] || dir=$(earlier_build "$pre" passthrough_hp)
 	fi
 	if [ -n "$src" ]; then
 		ver=$( { [ -e "$src/.git" ] && git -C "$src" describe --tags; } 2>/dev/null ||
 			sed -n "s/^ *version: *'\([^']*\)'.*/\1/p" "$src/meson.build" | head -1)
-		dir="$W/libfuse-build-${ver:-src}"
+		dir="$W/$pre${ver:-src}"
 		if [ ! -x "$dir/example/passthrough_hp" ]; then
 			echo "passthrough_hp: building libfuse ${ver:-} from $src in $dir" >&2
 			rm -rf "$dir" &&
 			meson setup "$dir" "$src" -Dutils=false -Dtests=false \
-				-Denable-io-uring=false -Dbuildtype=release >"$W/libfuse-build.log" 2>&1 &&
+				-Denable-io-uring=$uring -Dbuildtype=release >"$W/libfuse-build.log" 2>&1 &&
 			nice ninja -C "$dir" -j2 example/passthrough_hp >>"$W/libfuse-build.log" 2>&1 ||
 				echo "passthrough_hp: the build failed (see $W/libfuse-build.log)" >&2
 		fi
