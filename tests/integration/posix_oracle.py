@@ -410,6 +410,20 @@ def two_changes(op):
     return op[0] == "open" and op[5][0] not in ("none", "read")
 
 
+def acl_made(op, prev):
+    """The node OP makes in a directory with a default ACL, or None: ext4
+    writes the ACL it inherits after setting its times, a second change
+    of ctime that the coarse tick may or may not show (two_changes)."""
+    if op[0] not in ("mkdir", "mknod", "open"):
+        return None
+    path = os.path.normpath(op[2])
+    parent = prev.get(os.path.dirname(path) or ".")
+    if parent is None or \
+       "system.posix_acl_default" not in parent[0]["xattrs"]:
+        return None
+    return path
+
+
 def atime_set(op, res):
     """The path whose atime OP, which gave RES, set, or None."""
     if op[0] != "utimens" or res != "ok" or op[3] == "omit":
@@ -439,6 +453,7 @@ def relations(snap, prev, op, res):
     first = {}
     timed = atime_set(op, res)
     same = same_xattr(op, prev)
+    made = acl_made(op, prev)
     # ext4 makes a whiteout before it checks the target: when the rename
     # then fails, the directories' times may have moved all the same
     untimed = op[0] == "rename" and op[4] & RENAME_WHITEOUT and res != "ok"
@@ -466,7 +481,7 @@ def relations(snap, prev, op, res):
             d["mtime"] = "fresh" if old is None else \
                 ("same" if old[1][1] == mt else "new")
             # of what this op changed: the rest kept what was compared
-            if d["ctime"] != "same" and not two_changes(op):
+            if d["ctime"] != "same" and not two_changes(op) and rel != made:
                 d["mtime=ctime"] = mt == ct
         if rel == same or untimed and info["type"] == "d":
             for k in ("ctime", "mtime", "mtime=ctime"):
