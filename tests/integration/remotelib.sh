@@ -95,8 +95,12 @@ proxy_start() {
 	wait_port "$PROXY_PORT"
 }
 
+# A rename, not a rewrite in place: the proxy reads the file whenever it
+# likes, and one read between the truncation and the write saw no mode,
+# so a held request went on as "pass" and a read meant to fail succeeded.
 proxy_mode() {
-	echo "$*" >"$T/proxy.mode"
+	echo "$*" >"$T/proxy.mode.new"
+	mv -f "$T/proxy.mode.new" "$T/proxy.mode"
 }
 
 proxy_count() {
