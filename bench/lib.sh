@@ -27,7 +27,9 @@ trap bench_cleanup EXIT
 # dentries mid-walk.
 drop_caches() {
 	sync
-	flock -x "${CZFS_CACHES_LOCK:-/tmp/czfs-test-caches.lock}" \
+	local lock=${CZFS_CACHES_LOCK:-/dev/shm/czfs-test-caches.lock}
+	[ -w "${lock%/*}" ] || lock=/tmp/czfs-test-caches.lock
+	flock -x "$lock" \
 		sh -c 'echo 3 >/proc/sys/vm/drop_caches'
 }
 

@@ -185,8 +185,11 @@ tree_xattrs() {
 # side: a test that counts a walk's requests holds this lock from its drop
 # to its count, so that no other test's drop empties the caches mid-walk
 # (dentries listed with attributes would come back as LOOKUPs).  A fixed
-# path: every test of every suite on the machine takes the same lock.
-CZFS_CACHES_LOCK=/tmp/czfs-test-caches.lock
+# path: every test of every suite on the machine takes the same lock, in
+# /dev/shm, which CI's and fresh-machine's chroots share with the host
+# (/dev is bound into them; each has its own /tmp).
+CZFS_CACHES_LOCK=${CZFS_CACHES_LOCK:-/dev/shm/czfs-test-caches.lock}
+[ -w "${CZFS_CACHES_LOCK%/*}" ] || CZFS_CACHES_LOCK=/tmp/czfs-test-caches.lock
 CZFS_CACHES_FD=
 
 # caches_lock: hold the lock until caches_unlock (or the end of the test).
