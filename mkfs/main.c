@@ -627,7 +627,8 @@ int main(int argc, char **argv)
 {
 	struct mk_run r = { .o = { .alg = CZFS_ALG_LZ4, .cluster_shift = 4,
 				   .uid = -1, .gid = -1 },
-			    .tree = { .rootfd = -1, .datafd = -1 } };
+			    .tree = { .rootfd = -1, .datafd = -1,
+				      .tarfd = -1 } };
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int err;
 

@@ -358,13 +358,14 @@ static int read_window(struct mk_pipe *p, const struct mk_inode **mem,
  */
 #define SPOOL_CHUNK	(2ull << 20)
 
-/* Where ip's bytes lie in the spool, [*start, *end); false: nowhere. */
+/* Where ip's bytes lie in the spool, [*start, *end); false: nowhere (in
+ * the tar file, for one). */
 static bool spool_range(const struct mk_pipe *p, const struct mk_inode *ip,
 			uint64_t *start, uint64_t *end)
 {
-	if (!S_ISREG(ip->mode) || !ip->size)
+	if (!S_ISREG(ip->mode) || !ip->size || ip->data_off < p->t->spool_base)
 		return false;
-	*start = ip->data_off;
+	*start = ip->data_off - p->t->spool_base;
 	*end = *start + ROUND_UP(ip->size, CZFS_BLOCK_SIZE);
 	return *end / SPOOL_CHUNK < p->spool_chunks;
 }
@@ -385,6 +386,8 @@ static void spool_count(struct mk_pipe *p)
 	 * memory ran short: readahead around it would only fill the chunks
 	 * freed already with zeros (5% of mkfs's CPU). */
 	posix_fadvise(p->t->datafd, 0, 0, POSIX_FADV_RANDOM);
+	if (p->t->tarfd >= 0)	/* the same for a tar file read in place */
+		posix_fadvise(p->t->tarfd, 0, 0, POSIX_FADV_RANDOM);
 	p->spool_chunks = top / SPOOL_CHUNK + 1;
 	p->spool_left = calloc(p->spool_chunks, sizeof(*p->spool_left));
 	if (!p->spool_left) {

@@ -568,7 +568,7 @@ int mk_scan(const char *dir, const struct mk_scan_opts *o, struct mk_tree *t)
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	t->datafd = -1;
+	t->datafd = t->tarfd = -1;
 	t->root = dir;
 	err = scan_root(&c, dir);
 	/* Walking the array while appending to it: breadth-first order. */
@@ -585,7 +585,7 @@ int mk_tree_empty(uid_t uid, gid_t gid, struct mk_tree *t)
 	struct timespec now;
 
 	memset(t, 0, sizeof(*t));
-	t->rootfd = t->datafd = -1;
+	t->rootfd = t->datafd = t->tarfd = -1;
 	t->root = "";
 	root = calloc(1, sizeof(*root));
 	if (!root)
@@ -610,10 +610,14 @@ int mk_tree_open(const struct mk_tree *t, const struct mk_inode *ip,
 {
 	int fd;
 
-	*base = t->datafd >= 0 ? ip->data_off : 0;
-	if (t->datafd >= 0)
+	*base = 0;
+	if (t->datafd >= 0 && ip->data_off < t->spool_base) {
+		*base = ip->data_off;
+		fd = fcntl(t->tarfd, F_DUPFD_CLOEXEC, 0);
+	} else if (t->datafd >= 0) {
+		*base = ip->data_off - t->spool_base;
 		fd = fcntl(t->datafd, F_DUPFD_CLOEXEC, 0);
-	else
+	} else
 		fd = openat(t->rootfd, ip->path, O_RDONLY | O_NOFOLLOW |
 			    O_NOCTTY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
@@ -650,7 +654,9 @@ void mk_tree_free(struct mk_tree *t)
 		close(t->rootfd);
 	if (t->datafd >= 0)
 		close(t->datafd);
+	if (t->tarfd >= 0)
+		close(t->tarfd);
 	mk_preenc_free(t->pre);
 	memset(t, 0, sizeof(*t));
-	t->rootfd = t->datafd = -1;
+	t->rootfd = t->datafd = t->tarfd = -1;
 }

@@ -45,7 +45,7 @@ struct mk_inode {
 	 * it shares; and whether an earlier one has later copies */
 	struct mk_inode *copy_of;
 	bool has_copies;
-	uint64_t data_off;		/* tar: where its bytes are in datafd */
+	uint64_t data_off;		/* tar: where its bytes are (spool_base) */
 	char *path;			/* dirs, regular files: relative path */
 	char *target;			/* symlinks */
 	struct mk_xattr *xattrs;
@@ -60,6 +60,9 @@ struct mk_tree {
 	uint64_t cap;
 	int rootfd;			/* -1 for an empty tree or a tar */
 	int datafd;			/* a tar's spooled file data, or -1 */
+	int tarfd;			/* an uncompressed tar file, or -1 */
+	uint64_t spool_base;		/* data_off below: in tarfd; from it
+					 * on: in datafd (tar.h) */
 	struct mk_preenc *pre;		/* a tar's clusters encoded, or NULL */
 	const char *root;		/* the source directory, for messages */
 	/* totals for progress and the summary */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* mkfs.czfs --tar: members to inodes, their data to the spool (tar.h). */
+/* mkfs.czfs --tar: members to inodes, their data found in place or
+ * spooled (tar.h). */
 #include "config.h"
 
 #include <archive.h>
@@ -32,6 +33,16 @@
 #define WH_META		".wh..wh."	/* aufs's own: .wh..wh..opq and others */
 #define WH_OPAQUE	".wh..wh..opq"
 #define NOT_FILLING	UINT_MAX
+#define SPOOL_BASE	(1ull << 62)	/* data_off of the spool beside a tar */
+
+/* An uncompressed tar file, read into a buffer whose place in the file
+ * is known: so is that of every data block libarchive hands out of it. */
+struct tar_src {
+	int fd;
+	uint8_t *buf;
+	size_t len;			/* bytes in buf */
+	uint64_t at;			/* the file offset of buf[0] */
+};
 
 struct tar_ctx {
 	struct mk_tree *t;
@@ -43,6 +54,7 @@ struct tar_ctx {
 	const char *member;		/* the member being read */
 	char *prev;			/* the one before, for header errors */
 	uint64_t spool_end;
+	struct tar_src src;		/* fd -1: the stream comes otherwise */
 	struct mk_preenc *pe;		/* NULL: no encoding while reading */
 	unsigned cbytes;		/* its cluster size */
 	uint64_t cidx;			/* the member's cluster being filled */
@@ -326,21 +338,64 @@ static void preenc_feed(struct tar_ctx *c, uint64_t base, uint64_t size,
 	}
 }
 
+/* Where a data block of len bytes lies in the tar file: false when it is
+ * not in the buffer read from it (libarchive copied it elsewhere). */
+static bool locate(const struct tar_ctx *c, const void *buf, size_t len,
+		   uint64_t *at)
+{
+	const uint8_t *b = buf;
+
+	if (c->t->tarfd < 0 || b < c->src.buf || b + len > c->src.buf + c->src.len)
+		return false;
+	*at = c->src.at + (uint64_t)(b - c->src.buf);
+	return true;
+}
+
+/* Give the member a place in the spool, block-aligned so that the holes
+ * of a sparse member stay holes there too (the pipeline finds them with
+ * SEEK_DATA, as in a sparse source file); the len bytes it had in place
+ * at tar offset from go there first. */
+static int to_spool(struct tar_ctx *c, struct mk_inode *ip, uint64_t from,
+		    uint64_t len)
+{
+	uint64_t base = ROUND_UP(c->spool_end, CZFS_BLOCK_SIZE);
+	uint8_t buf[16384];
+	ssize_t r;
+	int err = 0;
+
+	ip->data_off = c->t->spool_base + base;
+	for (uint64_t done = 0; !err && done < len; done += (uint64_t)r) {
+		r = pread(c->t->tarfd, buf, (size_t)MIN(len - done, sizeof(buf)),
+			  (off_t)(from + done));
+		if (r < 0 && errno == EINTR)
+			r = 0;
+		else if (r <= 0)
+			err = r ? -errno : -EIO;
+		else
+			err = write_all(c->t->datafd, buf, (size_t)r, base + done);
+	}
+	return err ? fail(c, err, "cannot spool its data: %s", strerror(-err)) : 0;
+}
+
 /*
- * The member's bytes to the spool, block-aligned so that the holes of a
- * sparse member stay holes there too (the pipeline finds them with
- * SEEK_DATA, as in a sparse source file).
+ * The member's bytes: in an uncompressed tar file they stay where they
+ * are, as long as they come in order from where the first block lay;
+ * otherwise (a compressed stream, a sparse member, a block libarchive
+ * copied) what came so far is copied to the spool and the rest follows
+ * it there.  The encoders get the clusters of a member in place, or of
+ * any member when nothing is in place (their offsets must grow).
  */
 static int spool(struct tar_ctx *c, struct mk_inode *ip)
 {
-	uint64_t base = ROUND_UP(c->spool_end, CZFS_BLOCK_SIZE), next = 0;
+	bool in_tar = c->t->tarfd >= 0, feed = c->pe != NULL;
+	uint64_t next = 0, at;
 	const void *buf;
 	size_t len;
 	la_int64_t off;
 	int r, err;
 
-	ip->data_off = base;
 	ip->size = (uint64_t)archive_entry_size(c->e);
+	ip->data_off = c->t->spool_base + ROUND_UP(c->spool_end, CZFS_BLOCK_SIZE);
 	c->cidx = UINT64_MAX;		/* no cluster being filled */
 	while ((r = archive_read_data_block(c->a, &buf, &len, &off)) !=
 	       ARCHIVE_EOF) {
@@ -351,16 +406,32 @@ static int spool(struct tar_ctx *c, struct mk_inode *ip)
 				    (unsigned long long)ip->size);
 		if ((uint64_t)off != next)
 			ip->maybe_sparse = true;
-		err = write_all(c->t->datafd, buf, len, base + (uint64_t)off);
-		if (err)
+		if (in_tar && !next && !off && locate(c, buf, len, &at))
+			ip->data_off = at;	/* the first block */
+		else if (in_tar && (!locate(c, buf, len, &at) ||
+			 (uint64_t)off != next || at != ip->data_off + next)) {
+			in_tar = feed = false;
+			if ((err = to_spool(c, ip, ip->data_off, next)))
+				return err;
+		}
+		if (!in_tar && (err = write_all(c->t->datafd, buf, len,
+				ip->data_off - c->t->spool_base + (uint64_t)off)))
 			return fail(c, err, "cannot spool its data: %s",
 				    strerror(-err));
-		if (c->pe)
-			preenc_feed(c, base, ip->size, buf, len, (uint64_t)off);
+		if (feed)
+			preenc_feed(c, ip->data_off, ip->size, buf, len,
+				    (uint64_t)off);
 		next = (uint64_t)off + len;
 		c->t->data_bytes += len;
 	}
-	c->spool_end = base + ip->size;
+	if (in_tar && next < ip->size) {	/* a hole at the end */
+		if ((err = to_spool(c, ip, ip->data_off, next)))
+			return err;
+		in_tar = false;
+	}
+	if (in_tar)
+		return 0;
+	c->spool_end = ip->data_off - c->t->spool_base + ip->size;
 	if (next < ip->size) {		/* a hole at the end: the spool */
 		ip->maybe_sparse = true;	/* reaches it, should it be last */
 		if (ftruncate(c->t->datafd, (off_t)c->spool_end))
@@ -574,6 +645,55 @@ static int spool_open(const char *dir)
 	return fd;
 }
 
+static la_ssize_t src_read(struct archive *a, void *arg, const void **out)
+{
+	struct tar_src *s = arg;
+	ssize_t n;
+
+	s->at += s->len;
+	s->len = 0;
+	do
+		n = read(s->fd, s->buf, TAR_READ_BLOCK);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		archive_set_error(a, errno, "%s", strerror(errno));
+		return -1;
+	}
+	s->len = (size_t)n;
+	*out = s->buf;
+	return n;
+}
+
+static int src_close(struct archive *a, void *arg)
+{
+	struct tar_src *s = arg;
+
+	(void)a;
+	close(s->fd);
+	s->fd = -1;
+	return ARCHIVE_OK;
+}
+
+/* An uncompressed file: read through src, its members kept in place
+ * (tarfd) when it is a regular file. */
+static int src_open(struct tar_ctx *c, const char *file)
+{
+	struct stat st;
+
+	c->src.fd = strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) :
+		    fcntl(0, F_DUPFD_CLOEXEC, 0);
+	c->src.buf = malloc(TAR_READ_BLOCK);
+	if (c->src.fd < 0 || !c->src.buf) {
+		int err = c->src.fd < 0 ? -errno : -ENOMEM;
+
+		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, strerror(-err));
+		return err;
+	}
+	if (strcmp(file, "-") && !fstat(c->src.fd, &st) && S_ISREG(st.st_mode))
+		c->t->tarfd = fcntl(c->src.fd, F_DUPFD_CLOEXEC, 0);
+	return 0;
+}
+
 static int tar_open(struct tar_ctx *c, const char *file)
 {
 	struct mk_unpack *up = NULL;
@@ -590,9 +710,18 @@ static int tar_open(struct tar_ctx *c, const char *file)
 		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, msg);
 		return err;
 	}
-	r = up ? archive_read_open(c->a, up, NULL, mk_unpack_read, mk_unpack_close) :
-	    archive_read_open_filename(c->a, strcmp(file, "-") ? file : NULL,
-				       TAR_READ_BLOCK);
+	if (up)
+		r = archive_read_open(c->a, up, NULL, mk_unpack_read, mk_unpack_close);
+	else if ((err = src_open(c, file)))
+		return err;
+	else
+		r = archive_read_open(c->a, &c->src, NULL, src_read, src_close);
+	if (r == ARCHIVE_OK && c->t->tarfd >= 0 &&
+	    archive_filter_code(c->a, 0) != ARCHIVE_FILTER_NONE) {
+		close(c->t->tarfd);	/* a filter without a thread: spooled */
+		c->t->tarfd = -1;
+	}
+	c->t->spool_base = c->t->tarfd >= 0 ? SPOOL_BASE : 0;
 	if (r == ARCHIVE_OK)
 		return 0;
 	fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file,
@@ -651,13 +780,13 @@ static int preenc_end(struct tar_ctx *c, int err)
 int mk_tar_read(const char *file, const struct mk_tar_opts *o,
 		struct mk_tree *t)
 {
-	struct tar_ctx c = { .t = t, .o = o,
+	struct tar_ctx c = { .t = t, .o = o, .src = { .fd = -1 },
 			     .file = strcmp(file, "-") ? file : "stdin" };
 	struct mk_inode tmpl = { 0 };
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	t->rootfd = -1;
+	t->rootfd = t->tarfd = -1;
 	t->root = c.file;
 	t->datafd = spool_open(o->spool_dir);
 	if (t->datafd < 0) {
@@ -683,6 +812,9 @@ int mk_tar_read(const char *file, const struct mk_tar_opts *o,
 	}
 	mk_pt_free(c.pt);
 	archive_read_free(c.a);
+	if (c.src.fd >= 0)	/* not opened by libarchive: not closed */
+		close(c.src.fd);
+	free(c.src.buf);
 	free(c.prev);
 	return preenc_end(&c, err);
 }

@@ -134,7 +134,8 @@ note "a sparse member last, with a hole at its end"
 # file in it was read (pipeline.c), not file by file: in a stream whose
 # order is not the image's (three directories' files interleaved), a
 # punch per file made as many calls as files.  And never too early: what
-# a later file still needed would read as zeros.
+# a later file still needed would read as zeros.  (A stream on stdin is
+# spooled; a tar file is not: below.)
 mkdir -p "$T/many"
 python3 - "$T/many" <<'PY'
 import os, random, sys
@@ -148,9 +149,14 @@ PY
 (cd "$T/many" && for i in $(seq -w 0 599); do printf '%s\n' a/f$i b/f$i c/f$i; done) >"$T/many.list"
 tar -C "$T/many" -cf "$T/many.tar" -T "$T/many.list"
 # (LeakSanitizer cannot work under ptrace: the sanitizer build's leak
-# check is off for this one run)
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-strace -f -e trace=fallocate -o "$T/many.strace" "$MKFS" -q -j2 --tar="$T/many.tar" "$T/many.img" ||
+# check is off for these runs)
+traced() {	# OUT CMD...: CMD under strace, its calls in OUT
+	local out=$1
+	shift
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	strace -f -e trace=fallocate,pwrite64,write -o "$out" "$@"
+}
+traced "$T/many.strace" "$MKFS" -q -j2 -U $UUID -T $EPOCH --tar=- "$T/many.img" <"$T/many.tar" ||
 	fail "many small files: mkfs.czfs failed"
 punches=$(grep -c PUNCH_HOLE "$T/many.strace" || true)
 chunks=$(find "$T/many" -type f -printf '%s\n' |	# the spool: files by 4 KiB
@@ -161,6 +167,23 @@ czfs_mount "$T/many.img" "$T/m-many" -o ro
 diff -r "$T/many" "$T/m-many" || fail "many small files: the mounted tree differs"
 czfs_umount "$T/m-many"
 note "1,800 files interleaved: the spool freed in $punches punches, the data intact"
+
+# An uncompressed tar file is not copied: its members are read where
+# they lie (tar.c), so mkfs writes the image and nothing else (11 MiB of
+# files, an image of a few hundred KiB); and the image is the spooled one's.
+written() {	# STRACE: the bytes its pwrite64 and write calls wrote
+	awk -F'= ' '/(pwrite64|write)\(/ && $NF ~ /^[0-9]+$/ { s += $NF } END { print s + 0 }' "$1"
+}
+traced "$T/inplace.strace" "$MKFS" -q -j2 -U $UUID -T $EPOCH --tar="$T/many.tar" "$T/inplace.img" ||
+	fail "in place: mkfs.czfs failed"
+cmp -s "$T/many.img" "$T/inplace.img" || fail "in place: the image differs from the spooled one's"
+data=$(du -sb "$T/many" | cut -f1)
+w_in=$(written "$T/inplace.strace") w_sp=$(written "$T/many.strace")
+[ "$w_in" -le "$(stat -c %s "$T/inplace.img")" ] && [ "$w_in" -lt $((data / 4)) ] ||
+	fail "in place: mkfs.czfs wrote $w_in bytes for an image of $(stat -c %s "$T/inplace.img") ($data bytes of files)"
+[ "$w_sp" -gt "$data" ] || fail "stdin: $w_sp bytes written, not the spool's $data"
+grep -q PUNCH_HOLE "$T/inplace.strace" && fail "in place: a punch (of the tar file?)"
+note "a tar file read in place: $w_in bytes written (spooled from stdin: $w_sp)"
 
 # ---- fsck.czfs --tar: the image as a tar stream again -----------------
 FSCK="$top_builddir/fsck/fsck.czfs"
