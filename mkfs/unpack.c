@@ -178,6 +178,7 @@ int mk_unpack_start(const char *file, struct mk_unpack **out, char *msg,
 	int err;
 
 	*out = NULL;
+	snprintf(msg, len, "%s", strerror(ENOMEM));	/* unless said below */
 	if (!up)
 		return -ENOMEM;
 	pthread_mutex_init(&up->lock, NULL);
@@ -191,8 +192,8 @@ int mk_unpack_start(const char *file, struct mk_unpack **out, char *msg,
 	for (unsigned i = 0; !err && i < UP_BUFS; i++)
 		if (!(up->buf[i] = malloc(UP_BUF_BYTES)))
 			err = -ENOMEM;
-	if (!err)
-		err = -pthread_create(&up->thread, NULL, unpack_main, up);
+	if (!err && (err = -pthread_create(&up->thread, NULL, unpack_main, up)))
+		snprintf(msg, len, "%s", strerror(-err));
 	if (err) {
 		up_free(up);
 		return err;
