@@ -21,17 +21,10 @@ bench_cleanup() {
 }
 trap bench_cleanup EXIT
 
-# drop_caches: sync, then drop the kernel's caches, under the lock the
-# tests take around a walk whose requests they count (tests/integration/
-# lib.sh: caches_lock), so that a benchmark beside them never drops their
-# dentries mid-walk.
-drop_caches() {
-	sync
-	local lock=${CZFS_CACHES_LOCK:-/dev/shm/czfs-test-caches.lock}
-	[ -w "${lock%/*}" ] || lock=/tmp/czfs-test-caches.lock
-	flock -x "$lock" \
-		sh -c 'echo 3 >/proc/sys/vm/drop_caches'
-}
+# drop_caches: under the lock the tests take around a walk whose requests
+# they count, so that a benchmark beside them never drops their dentries
+# mid-walk.
+. "$top/tests/integration/cacheslib.sh"
 
 bench_setup() {
 	[ "$(id -u)" = 0 ] || { echo "benchmarks need root (drop_caches, mounts)" >&2; exit 1; }

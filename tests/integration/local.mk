@@ -39,6 +39,7 @@ INTEGRATION_TESTS = \
 	tests/integration/remote_swift.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh \
+	tests/integration/cacheslib.sh \
 	tests/integration/fscklib.sh \
 	tests/integration/mktree.sh tests/integration/remotelib.sh \
 	tests/integration/swiftlib.sh \
