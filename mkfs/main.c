@@ -394,7 +394,10 @@ static int read_tar(struct mk_run *r)
 	struct mk_preenc_opts pre;
 	struct mk_tar_opts to = { .uid = r->o.uid, .gid = r->o.gid,
 				  .whiteouts = r->o.whiteouts, .pr = &r->pr,
-				  .pre = &pre, .unpack_thread = true };
+				  .pre = &pre, .unpack_thread = true,
+				  .exclude = r->existed,
+				  .exclude_dev = r->img_st.st_dev,
+				  .exclude_ino = r->img_st.st_ino };
 	char *copy = r->is_blk ? NULL : strdup(r->o.image);
 	const char *tmp = getenv("TMPDIR");
 	int err;

@@ -689,7 +689,9 @@ static int src_open(struct tar_ctx *c, const char *file)
 		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, strerror(-err));
 		return err;
 	}
-	if (strcmp(file, "-") && !fstat(c->src.fd, &st) && S_ISREG(st.st_mode))
+	if (strcmp(file, "-") && !fstat(c->src.fd, &st) && S_ISREG(st.st_mode) &&
+	    !(c->o->exclude && st.st_dev == c->o->exclude_dev &&
+	      st.st_ino == c->o->exclude_ino))
 		c->t->tarfd = fcntl(c->src.fd, F_DUPFD_CLOEXEC, 0);
 	return 0;
 }

@@ -25,6 +25,7 @@
 #define MKFS_TAR_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct mk_preenc_opts;
 struct mk_progress;
@@ -43,6 +44,12 @@ struct mk_tar_opts {
 	/* the clusters' encoding as they are read (preenc.h), or NULL */
 	const struct mk_preenc_opts *pre;
 	bool unpack_thread;		/* decompress on a thread (unpack.h) */
+	/* the image, when it exists: a tar file that is the image itself
+	 * (mkfs.czfs -f --tar=x.tar x.tar) is spooled, not read in place,
+	 * since the image overwrites it */
+	bool exclude;
+	dev_t exclude_dev;
+	ino_t exclude_ino;
 };
 
 /*

@@ -185,6 +185,15 @@ w_in=$(written "$T/inplace.strace") w_sp=$(written "$T/many.strace")
 grep -q PUNCH_HOLE "$T/inplace.strace" && fail "in place: a punch (of the tar file?)"
 note "a tar file read in place: $w_in bytes written (spooled from stdin: $w_sp)"
 
+# ... unless the image overwrites it: the tar file that is the image
+# itself is spooled before (in place, the image's bytes were read back).
+cp "$T/many.tar" "$T/self.tar"
+"$MKFS" -q -f -j2 -U $UUID -T $EPOCH --tar="$T/self.tar" "$T/self.tar" 2>"$T/err" ||
+	fail "a tar file as its own image: mkfs.czfs failed"
+[ ! -s "$T/err" ] || { cat "$T/err" >&2; fail "a tar file as its own image: a message"; }
+cmp -s "$T/many.img" "$T/self.tar" || fail "a tar file as its own image: the image differs"
+note "a tar file overwritten by its own image (-f): spooled first, the image intact"
+
 # ---- fsck.czfs --tar: the image as a tar stream again -----------------
 FSCK="$top_builddir/fsck/fsck.czfs"
 "$FSCK" -q --tar=- "$T/ref.img" >"$T/back.tar" || fail "fsck.czfs --tar=- failed"
