@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "unpack.h"
 #include "util.h"
@@ -151,6 +152,13 @@ int mk_unpack_close(struct archive *a, void *arg)
 	return ARCHIVE_OK;
 }
 
+static bool regular(const char *file)
+{
+	struct stat st;
+
+	return strcmp(file, "-") && !stat(file, &st) && S_ISREG(st.st_mode);
+}
+
 /* The raw reader open on file, its one entry's header read. */
 static int open_raw(struct mk_unpack *up, const char *file, char *msg,
 		    size_t len)
@@ -184,8 +192,10 @@ int mk_unpack_start(const char *file, struct mk_unpack **out, char *msg,
 	pthread_mutex_init(&up->lock, NULL);
 	pthread_cond_init(&up->cv, NULL);
 	err = open_raw(up, file, msg, len);
-	/* filter 0 is the format's input; more are decompressors */
-	if (!err && strcmp(file, "-") && archive_filter_count(up->raw) <= 1) {
+	/* filter 0 is the format's input; more are decompressors.  Only a
+	 * regular file can be opened again from its start: what the look
+	 * took of a pipe's (--tar=<(...), a fifo) is gone, as of stdin's. */
+	if (!err && archive_filter_count(up->raw) <= 1 && regular(file)) {
 		up_free(up);
 		return 0;
 	}

@@ -16,8 +16,9 @@
 struct mk_unpack;
 
 /*
- * Open file ("-": stdin).  A compressed stream, or stdin, gets the thread
- * in *out; an uncompressed file gives *out NULL (read it directly).
+ * Open file ("-": stdin).  A compressed stream, stdin or a pipe gets the
+ * thread in *out; an uncompressed regular file gives *out NULL (read it
+ * directly).
  * Returns 0 or -errno, with libarchive's message in msg (len bytes).
  */
 int mk_unpack_start(const char *file, struct mk_unpack **out, char *msg,
