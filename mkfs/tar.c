@@ -699,9 +699,17 @@ static int src_open(struct tar_ctx *c, const char *file)
 static int tar_open(struct tar_ctx *c, const char *file)
 {
 	struct mk_unpack *up = NULL;
+	struct stat st;
 	char msg[256];
 	int err, r;
 
+	/* libarchive says only "Failed to open" or "Error reading" */
+	err = !strcmp(file, "-") ? 0 : stat(file, &st) ? -errno :
+	      S_ISDIR(st.st_mode) ? -EISDIR : access(file, R_OK) ? -errno : 0;
+	if (err) {
+		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, strerror(-err));
+		return err;
+	}
 	c->a = archive_read_new();
 	if (!c->a)
 		return -ENOMEM;

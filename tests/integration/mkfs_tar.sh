@@ -351,7 +351,11 @@ hostile cut.tgz "runcated"
 # decompressed on a thread of its own (unpack.c): the member still named
 head -c 2000000 "$T/bsd.tzst" >"$T/cut.tzst"
 hostile cut.tzst "member '[^']*': Truncated zstd input"
-note "hostile: '..', unseen and escaping links, truncation, checksum, oversize"
+# not a tar file at all: said plainly (libarchive says "Failed to open")
+mkdir -p "$T/a-dir"
+hostile a-dir "a-dir: Is a directory"
+hostile missing.tar "missing.tar: No such file or directory"
+note "hostile: '..', unseen and escaping links, truncation, checksum, oversize; no tar file"
 
 # An absolute member name loses its '/', as tar extracts it.
 tar -C / -P -cf "$T/abs.tar" "$S/a/hello"
