@@ -444,6 +444,13 @@ static void tar_sparse(struct xt *x, const struct czfs_inode_info *ii,
 		archive_entry_sparse_clear(e);	/* damage: the data decides */
 }
 
+/* libarchive's write error, with its errno (ENOSPC...). */
+static void tar_error(struct xt *x)
+{
+	xt_out_error(x, archive_error_string(x->ar),
+		     archive_errno(x->ar) > 0 ? archive_errno(x->ar) : EIO);
+}
+
 /* A member for ii at x->path ("." is the root), its header written. */
 static void tar_member(struct xt *x, const struct czfs_inode_info *ii,
 		       const char *target, const char *hardlink)
@@ -478,8 +485,9 @@ static void tar_member(struct xt *x, const struct czfs_inode_info *ii,
 		if (*fflags)
 			archive_entry_copy_fflags_text(e, fflags);
 	}
-	if (archive_write_header(x->ar, e) < ARCHIVE_WARN)
-		xt_out_error(x, archive_error_string(x->ar), EIO);
+	/* after a failed write the stream is cut: nothing more to it */
+	if (!x->out_err && archive_write_header(x->ar, e) < ARCHIVE_WARN)
+		tar_error(x);
 	archive_entry_free(e);
 }
 
@@ -487,7 +495,7 @@ static void tar_member(struct xt *x, const struct czfs_inode_info *ii,
 static void tar_write(struct xt *x, const void *buf, size_t len)
 {
 	if (!x->out_err && archive_write_data(x->ar, buf, len) != (la_ssize_t)len)
-		xt_out_error(x, archive_error_string(x->ar), EIO);
+		tar_error(x);
 }
 
 /* Zeros from *pos to end: holes, and what damage left unreadable. */

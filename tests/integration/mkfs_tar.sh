@@ -215,6 +215,17 @@ cmp -s "$T/ref.img" "$T/x.img" ||
 getfacl -n "$X/a/b/rand" | grep -q 'user:1234:rwx' || fail "ACL lost on the way"
 note "fsck.czfs --tar: mkfs.czfs --tar of it, and GNU tar's extraction of it, give the same image"
 
+# A full output: the reason (not EIO), once, and a failing exit.
+mkdir -p "$T/full"
+mount -t tmpfs -o size=256k czfs-test "$T/full"
+EXTRA_MOUNTS+=("$T/full")
+if "$FSCK" -q --tar="$T/full/x.tar" "$T/dir.img" 2>"$T/err"; then
+	fail "fsck.czfs --tar to a full filesystem succeeded"
+fi
+[ "$(grep -c 'No space left on device' "$T/err")" = 1 ] && [ "$(wc -l <"$T/err")" = 1 ] ||
+	{ cat "$T/err" >&2; fail "fsck.czfs --tar to a full filesystem: not one ENOSPC message"; }
+note "fsck.czfs --tar to a full filesystem: $(cat "$T/err")"
+
 # ---- chattr flags: SCHILY.fflags in, lsattr on the mount, out again ----
 F=$T/flags
 tmpfs_mount "$F"		# tmpfs keeps +a +i +d +A
