@@ -61,6 +61,7 @@ struct xt {
 	struct xt_map seen;
 	unsigned long damaged;
 	int out_err;			/* first error writing the output (errno) */
+	bool cut;			/* the output takes nothing more */
 	struct fsck_vec flagged;	/* struct xt_flags */
 	uint8_t *buf;			/* a cluster, or an xattr value */
 	struct archive *ar;		/* --tar: the stream, else NULL */
@@ -147,13 +148,20 @@ static void xt_damaged(struct xt *x, uint64_t ino, const char *what, int err)
 		   ino, what, strerror(-err));
 }
 
-/* The output cannot be written as the image says. */
+/* The output cannot be written as the image says.  A full or read-only
+ * output, or a cut stream, takes nothing more: the walk stops there, said
+ * once (not once for each file left). */
 static void xt_out_error(struct xt *x, const char *what, int err)
 {
+	if (x->cut)
+		return;
 	if (!x->out_err)
 		x->out_err = err;
 	fprintf(stderr, "fsck.czfs: extract: %s: %s: %s\n", x->path, what,
 		strerror(err));
+	x->cut = x->ar || err == ENOSPC || err == EDQUOT || err == EROFS;
+	if (x->cut && !x->ar)
+		fprintf(stderr, "fsck.czfs: extract: stopped: the output takes nothing more\n");
 }
 
 /* ---- metadata ---------------------------------------------------------- */
@@ -374,7 +382,7 @@ static void write_data(struct xt *x, const struct czfs_inode_info *ii, int fd)
 	uint32_t cbytes = czfs_inode_cluster_bytes(ii);
 	uint64_t count = DIV_ROUND_UP(ii->size, cbytes), next = 0;
 	struct idx_batch b;
-	int err;
+	int err, e;
 
 	do {
 		err = next_clusters(x, ii->ino, next, &b);
@@ -385,8 +393,8 @@ static void write_data(struct xt *x, const struct czfs_inode_info *ii, int fd)
 
 			if (n < 0)
 				xt_damaged(x, ii->ino, "data", (int)n);
-			else if (pwrite(fd, x->buf, (size_t)n, (off_t)off) != n)
-				xt_out_error(x, "write", errno ? errno : EIO);
+			else if ((e = czfs_pwrite_full(fd, x->buf, (size_t)n, off)))
+				xt_out_error(x, "write", -e);
 		}
 		if (b.n)
 			next = b.idx[b.n - 1] + 1;
@@ -702,6 +710,8 @@ static void extract_inode(struct xt *x, uint64_t ino)
 	bool top = ino == CZFS_ROOT_INO;
 	int err;
 
+	if (x->cut)
+		return;
 	pthread_rwlock_rdlock(&x->fs->lock);
 	err = czfs_inode_read(&x->fs->tree, ino, &ii);
 	pthread_rwlock_unlock(&x->fs->lock);

@@ -87,8 +87,8 @@ static void finish_slot(struct mk_preenc *pe, struct pe_slot *s,
 	at = pe->file_end;
 	pe->file_end += len;
 	pthread_mutex_unlock(&pe->lock);
-	if (!err && len && pwrite(pe->fd, out, len, (off_t)at) != (ssize_t)len)
-		err = -EIO;
+	if (!err && len)
+		err = czfs_pwrite_full(pe->fd, out, len, at);
 	pthread_mutex_lock(&pe->lock);
 	if (err && !pe->err)
 		pe->err = err;

@@ -284,22 +284,6 @@ static int read_acl(struct tar_ctx *c, struct mk_inode *ip, int type,
 	return mk_inode_set_xattr(ip, xname, buf, (uint32_t)(p - buf));
 }
 
-static int write_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf = (const uint8_t *)buf + n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 /*
  * Hand the member's full clusters but its last (which may go inline) to
  * the encoders: len bytes at off of a member of size bytes spooled at
@@ -372,7 +356,8 @@ static int to_spool(struct tar_ctx *c, struct mk_inode *ip, uint64_t from,
 		else if (r <= 0)
 			err = r ? -errno : -EIO;
 		else
-			err = write_all(c->t->datafd, buf, (size_t)r, base + done);
+			err = czfs_pwrite_full(c->t->datafd, buf, (size_t)r,
+					       base + done);
 	}
 	return err ? fail(c, err, "cannot spool its data: %s", strerror(-err)) : 0;
 }
@@ -414,7 +399,7 @@ static int spool(struct tar_ctx *c, struct mk_inode *ip)
 			if ((err = to_spool(c, ip, ip->data_off, next)))
 				return err;
 		}
-		if (!in_tar && (err = write_all(c->t->datafd, buf, len,
+		if (!in_tar && (err = czfs_pwrite_full(c->t->datafd, buf, len,
 				ip->data_off - c->t->spool_base + (uint64_t)off)))
 			return fail(c, err, "cannot spool its data: %s",
 				    strerror(-err));

@@ -128,21 +128,14 @@ static int file_write(struct czfs_bdev *bd, const void *buf, size_t len,
 		      uint64_t off)
 {
 	struct file_bdev *fb = container_of(bd, struct file_bdev, b);
-	size_t done = 0;
+	int err;
 
 	if (bd->flags & CZFS_BDEV_RDONLY)
 		return -EROFS;
 	czfs_bdev_account(bd, 'w', len);
-	while (done < len) {
-		ssize_t n = pwrite(fb->fd, (const char *)buf + done, len - done,
-				   (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		done += (size_t)n;
-	}
+	err = czfs_pwrite_full(fb->fd, buf, len, off);
+	if (err)
+		return err;
 	if (off + len > bd->size)
 		bd->size = off + len;
 	return 0;

@@ -2,9 +2,27 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "util.h"
+
+int czfs_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n ? -errno : -EIO;
+		buf = (const uint8_t *)buf + n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
 
 int czfs_is_zero(const void *buf, size_t len)
 {

@@ -37,6 +37,10 @@ static inline uint64_t cpu_to_le64(uint64_t v) { return htole64(v); }
 /* True when all len bytes of buf are zero. */
 int czfs_is_zero(const void *buf, size_t len);
 
+/* All len bytes to fd at off, through short writes and EINTR: 0 or
+ * -errno (a full disk: -ENOSPC from the write that found it so). */
+int czfs_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
+
 /* Parse "123", "64k", "1M", "2G", "1T" (powers of 1024); -EINVAL if bad. */
 int czfs_parse_size(const char *s, uint64_t *out);
 

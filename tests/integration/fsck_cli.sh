@@ -57,6 +57,19 @@ echo other >"$T/y/dir/file"
 expect 8 "y/dir: mkdir: File exists" "$FSCK" --extract "$T/y" "$T/img"
 [ "$(cat "$T/y/dir/file")" = other ] || fail "fsck --extract overwrote a file"
 
+# a full output: the reason once, then the walk stops (not a line for each
+# of the 300 files left)
+mkdir -p "$T/many" "$T/full"
+for i in $(seq 1 300); do head -c 8192 /dev/urandom >"$T/many/f$i"; done
+"$MKFS" -q -d "$T/many" "$T/many.img"
+mount -t tmpfs -o size=256k czfs-test "$T/full"
+EXTRA_MOUNTS+=("$T/full")
+expect 8 "No space left on device" "$FSCK" --extract "$T/full/out" "$T/many.img"
+"$FSCK" --extract "$T/full/out2" "$T/many.img" >"$T/full.out" 2>&1 || true
+[ "$(grep -c 'No space left' "$T/full.out")" = 1 ] && grep -q "stopped" "$T/full.out" ||
+	{ cat "$T/full.out" >&2; fail "fsck --extract to a full filesystem: not one ENOSPC and a stop"; }
+note "an output that fills: $(tr '\n' ' ' <"$T/full.out")"
+
 # a read-only mount shares its lock: fsck still refuses, dump reads
 czfs_mount "$T/img" "$T/mnt" -o ro
 expect 8 "in use" "$FSCK" -n "$T/img"
