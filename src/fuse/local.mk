@@ -19,7 +19,8 @@ src_fuse_libczfsdaemon_a_SOURCES = \
 	src/fuse/remount.c src/fuse/remount.h \
 	src/fuse/utab.c src/fuse/utab.h \
 	src/fuse/rdplus.c src/fuse/rdplus.h \
-	src/fuse/minode.c src/fuse/minode.h
+	src/fuse/minode.c src/fuse/minode.h \
+	src/fuse/lookups.c src/fuse/lookups.h
 # read/: prefetch streams, loading clusters, staged image reads, temporary
 # pages.
 src_fuse_libczfsdaemon_a_SOURCES += \

@@ -3,11 +3,13 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "ccache.h"
 #include "daemon.h"
 #include "fs.h"
 #include "log.h"
+#include "lookups.h"
 #include "minode.h"
 #include "stream.h"
 #include "util.h"
@@ -16,9 +18,20 @@
 #define ITABLE_BITS	16
 #define ITABLE_BUCKETS	(1u << ITABLE_BITS)
 
+/*
+ * An inode only the kernel holds (a lookup count; no reference, open,
+ * stream or change of ours) needs nothing but that count: a walk of a
+ * tree leaves the kernel holding every inode it met, 162,000 for /usr,
+ * and full in-memory inodes (400 bytes) took 58 MiB for them.  Such an
+ * inode is kept compact (lookups.h); its attributes are read from the
+ * tree again when a request needs them.
+ */
 struct czfs_itable {
 	pthread_mutex_t lock;
 	struct czfs_minode *hash[ITABLE_BUCKETS];
+	struct czfs_lookups compact;
+	uint64_t nfull;
+	uint32_t seq;		/* compact records made (wraps) */
 	/* inodes that may hold dirty clusters or attributes
 	 * (czfs_itable_note_dirty); an inode leaves it with the table (no
 	 * reference of its own, so a deleted file is destroyed at once):
@@ -67,6 +80,7 @@ void czfs_itable_destroy(struct czfs_daemon *dm)
 			it->hash[b] = mi->hnext;
 			mi_free(dm, mi);
 		}
+	czfs_lookups_free(&it->compact);
 	pthread_mutex_destroy(&it->lock);
 	free(it);
 }
@@ -78,6 +92,28 @@ static struct czfs_minode *find(struct czfs_itable *it, uint64_t ino)
 	while (mi && mi->ino != ino)
 		mi = mi->hnext;
 	return mi;
+}
+
+static void insert(struct czfs_itable *it, struct czfs_minode *mi)
+{
+	mi->hnext = it->hash[bucket(mi->ino)];
+	it->hash[bucket(mi->ino)] = mi;
+	it->nfull++;
+}
+
+/* A fresh mi takes over ino's compact record, if any (it->lock held). */
+static void expand(struct czfs_itable *it, struct czfs_minode *mi)
+{
+	struct czfs_lookup *c = czfs_lookups_find(&it->compact, mi->ino);
+
+	if (!c)
+		return;
+	mi->nlookup = c->nlookup;
+	mi->pushed = c->flags & CZFS_LOOKUP_PUSHED;
+	mi->no_caps = c->flags & CZFS_LOOKUP_NO_CAPS;
+	mi->direct_written = c->flags & CZFS_LOOKUP_DIRECT;
+	atomic_store(&mi->fsynced, c->flags & CZFS_LOOKUP_FSYNCED);
+	czfs_lookups_del(&it->compact, c);
 }
 
 /* A new inode read from the tree (through h, if any), not in the table
@@ -113,12 +149,16 @@ static int get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 {
 	struct czfs_itable *it = dm->it;
 	struct czfs_minode *mi, *fresh;
+	struct czfs_lookup *c;
+	uint32_t seen;
 	int err;
 
+again:
 	pthread_mutex_lock(&it->lock);
 	mi = find(it, ino);
 	if (mi)
 		mi->refs++;
+	seen = it->seq;
 	pthread_mutex_unlock(&it->lock);
 	if (mi) {
 		*out = mi;
@@ -129,10 +169,18 @@ static int get(struct czfs_daemon *dm, uint64_t ino, bool fs_locked,
 		return err;
 	pthread_mutex_lock(&it->lock);
 	mi = find(it, ino);		/* another thread may have won */
+	c = mi ? NULL : czfs_lookups_find(&it->compact, ino);
+	if (c && (int32_t)(c->seq - seen) > 0) {
+		/* made full, changed and stored, and compact again since we
+		 * looked: what we read of the tree may be older */
+		pthread_mutex_unlock(&it->lock);
+		mi_free(dm, fresh);
+		goto again;
+	}
 	if (!mi) {
 		mi = fresh;
-		mi->hnext = it->hash[bucket(ino)];
-		it->hash[bucket(ino)] = mi;
+		expand(it, mi);
+		insert(it, mi);
 		fresh = NULL;
 	}
 	mi->refs++;
@@ -155,19 +203,58 @@ int czfs_mi_get_near(struct czfs_daemon *dm, uint64_t ino,
 	return get(dm, ino, true, h, out);
 }
 
-struct czfs_minode *czfs_mi_known(struct czfs_daemon *dm, uint64_t ino)
+struct czfs_minode *czfs_mi_to_push(struct czfs_daemon *dm, uint64_t ino)
 {
 	struct czfs_itable *it = dm->it;
 	struct czfs_minode *mi;
+	struct czfs_lookup *c;
+	bool load;
 
 	pthread_mutex_lock(&it->lock);
 	mi = find(it, ino);
-	if (mi && mi->nlookup)
+	c = mi ? NULL : czfs_lookups_find(&it->compact, ino);
+	if (mi && mi->nlookup)		/* take() looks at pushed */
 		mi->refs++;
 	else
 		mi = NULL;
+	load = c && (c->flags & (CZFS_LOOKUP_PUSHABLE | CZFS_LOOKUP_PUSHED)) ==
+		    CZFS_LOOKUP_PUSHABLE;
 	pthread_mutex_unlock(&it->lock);
+	if (load && get(dm, ino, false, NULL, &mi))
+		mi = NULL;
 	return mi;
+}
+
+void czfs_mi_mark_pushed(struct czfs_daemon *dm, uint64_t ino)
+{
+	struct czfs_itable *it = dm->it;
+	struct czfs_minode *mi;
+	struct czfs_lookup *c = NULL;
+
+	pthread_mutex_lock(&it->lock);
+	mi = find(it, ino);
+	if (mi)
+		mi->refs++;
+	else
+		c = czfs_lookups_find(&it->compact, ino);
+	if (c)
+		c->flags |= CZFS_LOOKUP_PUSHED;
+	pthread_mutex_unlock(&it->lock);
+	if (!mi)
+		return;
+	pthread_mutex_lock(&mi->lock);
+	mi->pushed = true;
+	pthread_mutex_unlock(&mi->lock);
+	czfs_mi_put(dm, mi);
+}
+
+void czfs_itable_counts(struct czfs_daemon *dm, uint64_t *full,
+			uint64_t *compact)
+{
+	pthread_mutex_lock(&dm->it->lock);
+	*full = dm->it->nfull;
+	*compact = dm->it->compact.n;
+	pthread_mutex_unlock(&dm->it->lock);
 }
 
 /* Under the table lock: refs, nlookup and opens live under it. */
@@ -200,7 +287,45 @@ static void unhash(struct czfs_itable *it, struct czfs_minode *mi)
 	while (*pp != mi)
 		pp = &(*pp)->hnext;
 	*pp = mi->hnext;
+	it->nfull--;
 	dirty_unlink(it, mi);
+}
+
+/*
+ * Under the table lock, for an inode nobody references: whether only the
+ * kernel's lookup count is left to keep, all else stored in the tree.
+ * No other thread can reach mi (no reference, not on the dirty list), so
+ * its fields are read without its lock.
+ */
+static bool compactable(const struct czfs_minode *mi)
+{
+	return !mi->refs && !mi->opens && mi->nlookup && !mi->on_dirty &&
+	       !mi->ii_dirty && !mi->unlinked && !mi->ndirty && !mi->stream &&
+	       !mi->reserved && !mi->readers && !mi->writers &&
+	       mi->wb_pending == UINT64_MAX && mi->stored_size == mi->ii.size;
+}
+
+/* mi leaves the table for a compact record (it->lock held): false when
+ * there is no memory for one (mi stays). */
+static bool compact(struct czfs_itable *it, struct czfs_minode *mi)
+{
+	struct czfs_lookup c = {
+		.ino = mi->ino,
+		.nlookup = mi->nlookup,
+		.seq = it->seq + 1,
+		.flags = (mi->pushed ? CZFS_LOOKUP_PUSHED : 0) |
+			 (mi->no_caps ? CZFS_LOOKUP_NO_CAPS : 0) |
+			 (mi->direct_written ? CZFS_LOOKUP_DIRECT : 0) |
+			 (atomic_load(&mi->fsynced) ? CZFS_LOOKUP_FSYNCED : 0) |
+			 (S_ISREG(mi->ii.mode) && mi->ii.size ?
+			  CZFS_LOOKUP_PUSHABLE : 0),
+	};
+
+	if (czfs_lookups_add(&it->compact, &c))
+		return false;
+	it->seq++;
+	unhash(it, mi);
+	return true;
 }
 
 /*
@@ -234,14 +359,18 @@ static void mi_retire(struct czfs_daemon *dm, struct czfs_minode *mi)
 void czfs_mi_put(struct czfs_daemon *dm, struct czfs_minode *mi)
 {
 	struct czfs_itable *it = dm->it;
-	bool gone;
+	bool gone, compacted = false;
 
 	pthread_mutex_lock(&it->lock);
 	mi->refs--;
 	gone = idle(mi);
 	if (gone)
 		unhash(it, mi);
+	else if (compactable(mi))
+		compacted = compact(it, mi);
 	pthread_mutex_unlock(&it->lock);
+	if (compacted)
+		mi_free(dm, mi);
 	if (!gone)
 		return;
 	mi_retire(dm, mi);
@@ -288,6 +417,13 @@ void czfs_mi_forget(struct czfs_daemon *dm, uint64_t ino, uint64_t n)
 	if (mi) {
 		mi->refs++;
 		mi->nlookup -= MIN(n, mi->nlookup);
+	} else {
+		struct czfs_lookup *c = czfs_lookups_find(&it->compact, ino);
+
+		if (c)
+			c->nlookup -= MIN(n, c->nlookup);
+		if (c && !c->nlookup)
+			czfs_lookups_del(&it->compact, c);
 	}
 	pthread_mutex_unlock(&it->lock);
 	if (mi)

@@ -109,8 +109,15 @@ int czfs_mi_get_near(struct czfs_daemon *dm, uint64_t ino,
  * must: never call it holding fs->lock. */
 void czfs_mi_put(struct czfs_daemon *dm, struct czfs_minode *mi);
 /* The in-memory inode of ino with a reference if the kernel knows it (a
- * lookup count), else NULL; never reads the tree. */
-struct czfs_minode *czfs_mi_known(struct czfs_daemon *dm, uint64_t ino);
+ * lookup count) and its data was not stored into the kernel's page cache
+ * (pushed), else NULL.  Reads the tree only for an inode the kernel holds
+ * that may be stored (a regular file with data); not under fs->lock. */
+struct czfs_minode *czfs_mi_to_push(struct czfs_daemon *dm, uint64_t ino);
+/* ino's data is in the kernel's page cache (pushed), if we know ino. */
+void czfs_mi_mark_pushed(struct czfs_daemon *dm, uint64_t ino);
+/* Inodes held in full, and kept as the kernel's lookup count only. */
+void czfs_itable_counts(struct czfs_daemon *dm, uint64_t *full,
+			uint64_t *compact);
 /* The kernel took n more references (lookup replies) / forgot n. */
 void czfs_mi_lookup(struct czfs_daemon *dm, struct czfs_minode *mi, uint64_t n);
 void czfs_mi_forget(struct czfs_daemon *dm, uint64_t ino, uint64_t n);

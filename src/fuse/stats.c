@@ -16,6 +16,7 @@
 #include "coldmap.h"
 #include "daemon.h"
 #include "killpriv.h"
+#include "minode.h"
 #include "fs.h"
 #include "pagepool.h"
 #include "remote.h"
@@ -100,6 +101,7 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 	struct czfs_pool_stats ps;
 	struct czfs_nodecache_stats ns;
 	struct czfs_pcache_stats pcs;
+	uint64_t full, compact;
 
 	czfs_ccache_get_stats(dm->cc, &cs);
 	czfs_pcache_get_stats(dm->pc, &pcs);
@@ -129,6 +131,9 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 	put(o, "nodecache.hits %llu\nnodecache.misses %llu\nnodecache.nodes %llu\n"
 	    "nodecache.readahead %llu\n", ns.hits, ns.misses, ns.nodes,
 	    ns.readahead);
+	czfs_itable_counts(dm, &full, &compact);
+	put(o, "inodes.full %llu\ninodes.compact %llu\n",
+	    (unsigned long long)full, (unsigned long long)compact);
 }
 
 static void backing_stats(struct out *o, struct czfs_daemon *dm)

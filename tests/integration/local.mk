@@ -21,6 +21,7 @@ INTEGRATION_TESTS = \
 	tests/integration/damaged.sh \
 	tests/integration/options.sh \
 	tests/integration/pool_memory.sh \
+	tests/integration/inode_memory.sh \
 	tests/integration/direct_reads.sh \
 	tests/integration/ro_requests.sh \
 	tests/integration/random_reads.sh \

@@ -46,6 +46,7 @@ UNIT_TESTS = \
 	tests/unit/check_load \
 	tests/unit/check_writeback \
 	tests/unit/check_worker \
+	tests/unit/check_lookups \
 	tests/unit/check_wlog
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -127,3 +128,7 @@ tests_unit_check_writeback_LDADD = $(CZFS_DAEMON_LIBS) $(CHECK_LIBS)
 tests_unit_check_worker_SOURCES = tests/unit/check_worker.c \
 	src/fuse/worker.c src/fuse/worker.h
 tests_unit_check_worker_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/fuse
+# The compact inodes' table, built from its source.
+tests_unit_check_lookups_SOURCES = tests/unit/check_lookups.c \
+	src/fuse/lookups.c src/fuse/lookups.h
+tests_unit_check_lookups_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/fuse

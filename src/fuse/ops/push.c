@@ -140,33 +140,21 @@ static void slot_give(struct czfs_daemon *dm, int kind)
 	atomic_fetch_add(&dm->push_slots[kind], 1);
 }
 
-/* ino was just read whole: the kernel holds its data, so a store started
- * after an earlier file's read must not load and store it again. */
-static void mark_read(struct czfs_daemon *dm, uint64_t ino)
-{
-	struct czfs_minode *mi = czfs_mi_known(dm, ino);
-
-	if (!mi)
-		return;
-	pthread_mutex_lock(&mi->lock);
-	mi->pushed = true;
-	pthread_mutex_unlock(&mi->lock);
-	czfs_mi_put(dm, mi);
-}
-
 void czfs_push_after(struct czfs_daemon *dm, uint64_t ino)
 {
 	uint64_t budget = dm->opts.tree_readahead, done = 0;
 	time_t now = time(NULL);
 	unsigned files = 0;
 
-	mark_read(dm, ino);
+	/* ino was just read whole: the kernel holds its data, so a store
+	 * started after an earlier file's read must not store it again */
+	czfs_mi_mark_pushed(dm, ino);
 	if (!slot_take(dm, SLOT_WALK))
 		return;
 
 	for (uint64_t j = ino + 1; j <= ino + PUSH_SCAN && done < budget &&
 	     files < PUSH_FILES; j++) {
-		struct czfs_minode *mi = czfs_mi_known(dm, j);
+		struct czfs_minode *mi = czfs_mi_to_push(dm, j);
 		struct czfs_inode_info ii;
 		long got;
 
