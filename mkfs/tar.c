@@ -134,6 +134,12 @@ static int clean_path(struct tar_ctx *c, const char *what, const char *in,
 	return 0;
 }
 
+/* The spool could not take the member's bytes. */
+static int spool_fail(struct tar_ctx *c, int err)
+{
+	return fail(c, err, "cannot spool its data: %s", strerror(-err));
+}
+
 static int link_fail(struct tar_ctx *c, int err, const char *path)
 {
 	switch (err) {
@@ -359,7 +365,7 @@ static int to_spool(struct tar_ctx *c, struct mk_inode *ip, uint64_t from,
 			err = czfs_pwrite_full(c->t->datafd, buf, (size_t)r,
 					       base + done);
 	}
-	return err ? fail(c, err, "cannot spool its data: %s", strerror(-err)) : 0;
+	return err ? spool_fail(c, err) : 0;
 }
 
 /*
@@ -401,8 +407,7 @@ static int spool(struct tar_ctx *c, struct mk_inode *ip)
 		}
 		if (!in_tar && (err = czfs_pwrite_full(c->t->datafd, buf, len,
 				ip->data_off - c->t->spool_base + (uint64_t)off)))
-			return fail(c, err, "cannot spool its data: %s",
-				    strerror(-err));
+			return spool_fail(c, err);
 		if (feed)
 			preenc_feed(c, ip->data_off, ip->size, buf, len,
 				    (uint64_t)off);
@@ -420,8 +425,7 @@ static int spool(struct tar_ctx *c, struct mk_inode *ip)
 	if (next < ip->size) {		/* a hole at the end: the spool */
 		ip->maybe_sparse = true;	/* reaches it, should it be last */
 		if (ftruncate(c->t->datafd, (off_t)c->spool_end))
-			return fail(c, -errno, "cannot spool its data: %s",
-				    strerror(errno));
+			return spool_fail(c, -errno);
 	}
 	return 0;
 }
