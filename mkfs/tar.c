@@ -663,14 +663,13 @@ static int src_close(struct archive *a, void *arg)
 	return ARCHIVE_OK;
 }
 
-/* An uncompressed file: read through src, its members kept in place
- * (tarfd) when it is a regular file. */
+/* A file by name (stdin comes through unpack.h): read through src, its
+ * members kept in place (tarfd) when it is a regular file. */
 static int src_open(struct tar_ctx *c, const char *file)
 {
 	struct stat st;
 
-	c->src.fd = strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) :
-		    fcntl(0, F_DUPFD_CLOEXEC, 0);
+	c->src.fd = open(file, O_RDONLY | O_CLOEXEC);
 	c->src.buf = malloc(TAR_READ_BLOCK);
 	if (c->src.fd < 0 || !c->src.buf) {
 		int err = c->src.fd < 0 ? -errno : -ENOMEM;
@@ -678,7 +677,7 @@ static int src_open(struct tar_ctx *c, const char *file)
 		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, strerror(-err));
 		return err;
 	}
-	if (strcmp(file, "-") && !fstat(c->src.fd, &st) && S_ISREG(st.st_mode) &&
+	if (!fstat(c->src.fd, &st) && S_ISREG(st.st_mode) &&
 	    !(c->o->exclude && st.st_dev == c->o->exclude_dev &&
 	      st.st_ino == c->o->exclude_ino))
 		c->t->tarfd = fcntl(c->src.fd, F_DUPFD_CLOEXEC, 0);
@@ -704,7 +703,7 @@ static int tar_open(struct tar_ctx *c, const char *file)
 		return -ENOMEM;
 	archive_read_support_filter_all(c->a);
 	archive_read_support_format_tar(c->a);
-	if (c->o->unpack_thread &&
+	if ((c->o->unpack_thread || !strcmp(file, "-")) &&
 	    (err = mk_unpack_start(file, &up, msg, sizeof(msg)))) {
 		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, msg);
 		return err;

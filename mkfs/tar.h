@@ -43,7 +43,8 @@ struct mk_tar_opts {
 	struct mk_progress *pr;		/* its line, or NULL */
 	/* the clusters' encoding as they are read (preenc.h), or NULL */
 	const struct mk_preenc_opts *pre;
-	bool unpack_thread;		/* decompress on a thread (unpack.h) */
+	/* decompress on a thread (unpack.h); stdin always is */
+	bool unpack_thread;
 	/* the image, when it exists: a tar file that is the image itself
 	 * (mkfs.czfs -f --tar=x.tar x.tar) is spooled, not read in place,
 	 * since the image overwrites it */
