@@ -663,12 +663,12 @@ static int src_close(struct archive *a, void *arg)
 	return ARCHIVE_OK;
 }
 
-/* A file by name (stdin comes through unpack.h): read through src, its
- * members kept in place (tarfd) when it is a regular file. */
-static int src_open(struct tar_ctx *c, const char *file)
+/* A file by name (stdin comes through unpack.h), whose stat is st: read
+ * through src, its members kept in place (tarfd) when it is a regular
+ * file. */
+static int src_open(struct tar_ctx *c, const char *file,
+		    const struct stat *st)
 {
-	struct stat st;
-
 	c->src.fd = open(file, O_RDONLY | O_CLOEXEC);
 	c->src.buf = malloc(TAR_READ_BLOCK);
 	if (c->src.fd < 0 || !c->src.buf) {
@@ -677,9 +677,9 @@ static int src_open(struct tar_ctx *c, const char *file)
 		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, strerror(-err));
 		return err;
 	}
-	if (!fstat(c->src.fd, &st) && S_ISREG(st.st_mode) &&
-	    !(c->o->exclude && st.st_dev == c->o->exclude_dev &&
-	      st.st_ino == c->o->exclude_ino))
+	if (S_ISREG(st->st_mode) &&
+	    !(c->o->exclude && st->st_dev == c->o->exclude_dev &&
+	      st->st_ino == c->o->exclude_ino))
 		c->t->tarfd = fcntl(c->src.fd, F_DUPFD_CLOEXEC, 0);
 	return 0;
 }
@@ -687,12 +687,13 @@ static int src_open(struct tar_ctx *c, const char *file)
 static int tar_open(struct tar_ctx *c, const char *file)
 {
 	struct mk_unpack *up = NULL;
-	struct stat st;
+	bool is_stdin = !strcmp(file, "-");
+	struct stat st = { 0 };		/* the one stat of file; stdin: none */
 	char msg[256];
 	int err, r;
 
 	/* libarchive says only "Failed to open" or "Error reading" */
-	err = !strcmp(file, "-") ? 0 : stat(file, &st) ? -errno :
+	err = is_stdin ? 0 : stat(file, &st) ? -errno :
 	      S_ISDIR(st.st_mode) ? -EISDIR : access(file, R_OK) ? -errno : 0;
 	if (err) {
 		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, strerror(-err));
@@ -703,14 +704,15 @@ static int tar_open(struct tar_ctx *c, const char *file)
 		return -ENOMEM;
 	archive_read_support_filter_all(c->a);
 	archive_read_support_format_tar(c->a);
-	if ((c->o->unpack_thread || !strcmp(file, "-")) &&
-	    (err = mk_unpack_start(file, &up, msg, sizeof(msg)))) {
+	if ((c->o->unpack_thread || is_stdin) &&
+	    (err = mk_unpack_start(file, S_ISREG(st.st_mode), &up, msg,
+				   sizeof(msg)))) {
 		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, msg);
 		return err;
 	}
 	if (up)
 		r = archive_read_open(c->a, up, NULL, mk_unpack_read, mk_unpack_close);
-	else if ((err = src_open(c, file)))
+	else if ((err = src_open(c, file, &st)))
 		return err;
 	else
 		r = archive_read_open(c->a, &c->src, NULL, src_read, src_close);

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "unpack.h"
 #include "util.h"
@@ -152,13 +151,6 @@ int mk_unpack_close(struct archive *a, void *arg)
 	return ARCHIVE_OK;
 }
 
-static bool regular(const char *file)
-{
-	struct stat st;
-
-	return strcmp(file, "-") && !stat(file, &st) && S_ISREG(st.st_mode);
-}
-
 /* The raw reader open on file, its one entry's header read. */
 static int open_raw(struct mk_unpack *up, const char *file, char *msg,
 		    size_t len)
@@ -179,8 +171,8 @@ static int open_raw(struct mk_unpack *up, const char *file, char *msg,
 	return archive_errno(up->raw) > 0 ? -archive_errno(up->raw) : -EIO;
 }
 
-int mk_unpack_start(const char *file, struct mk_unpack **out, char *msg,
-		    size_t len)
+int mk_unpack_start(const char *file, bool regular, struct mk_unpack **out,
+		    char *msg, size_t len)
 {
 	struct mk_unpack *up = calloc(1, sizeof(*up));
 	int err;
@@ -195,7 +187,7 @@ int mk_unpack_start(const char *file, struct mk_unpack **out, char *msg,
 	/* filter 0 is the format's input; more are decompressors.  Only a
 	 * regular file can be opened again from its start: what the look
 	 * took of a pipe's (--tar=<(...), a fifo) is gone, as of stdin's. */
-	if (!err && archive_filter_count(up->raw) <= 1 && regular(file)) {
+	if (!err && archive_filter_count(up->raw) <= 1 && regular) {
 		up_free(up);
 		return 0;
 	}

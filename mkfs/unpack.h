@@ -11,18 +11,20 @@
 #define MKFS_UNPACK_H
 
 #include <archive.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct mk_unpack;
 
 /*
- * Open file ("-": stdin).  A compressed stream, stdin or a pipe gets the
- * thread in *out; an uncompressed regular file gives *out NULL (read it
+ * Open file ("-": stdin), a regular file when regular says so (the
+ * caller's stat).  A compressed stream, stdin or a pipe gets the thread
+ * in *out; an uncompressed regular file gives *out NULL (read it
  * directly).
  * Returns 0 or -errno, with libarchive's message in msg (len bytes).
  */
-int mk_unpack_start(const char *file, struct mk_unpack **out, char *msg,
-		    size_t len);
+int mk_unpack_start(const char *file, bool regular, struct mk_unpack **out,
+		    char *msg, size_t len);
 
 /* archive_read_open's callbacks over up (its client data): the next
  * buffer of bytes, and the end (which stops the thread and frees up). */
