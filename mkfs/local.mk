@@ -4,6 +4,7 @@ mkfs_mkfs_czfs_SOURCES = \
 	mkfs/main.c \
 	mkfs/scan.c mkfs/scan.h \
 	mkfs/tar.c mkfs/tar.h \
+	mkfs/tardata.c mkfs/tardata.h \
 	mkfs/preenc.c mkfs/preenc.h \
 	mkfs/unpack.c mkfs/unpack.h \
 	mkfs/pathtree.c mkfs/pathtree.h \

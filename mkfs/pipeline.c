@@ -378,7 +378,7 @@ static void spool_count(struct mk_pipe *p)
 	struct stat st;
 
 	/* The spool ends where its last member's bytes do (a hole at its
-	 * end too: tar.c), each member's range rounded up to a block. */
+	 * end too: tardata.c), each member's range rounded up to a block. */
 	if (p->t->datafd < 0 || fstat(p->t->datafd, &st))
 		return;
 	top = ROUND_UP((uint64_t)st.st_size, CZFS_BLOCK_SIZE);

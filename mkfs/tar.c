@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* mkfs.czfs --tar: members to inodes, their data found in place or
- * spooled (tar.h). */
+/* mkfs.czfs --tar: members to inodes (tar.h); their data goes where
+ * tardata.h puts it. */
 #include "config.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,29 +18,17 @@
 #include "chattr.h"
 #include "czfs_fs.h"
 #include "pathtree.h"
-#include "preenc.h"
 #include "progress.h"
 #include "scan.h"
 #include "tar.h"
+#include "tardata.h"
 #include "unpack.h"
 #include "util.h"
 #include "xattr.h"
 
-#define TAR_READ_BLOCK	(1u << 20)	/* libarchive's reads of the file */
 #define WH_PREFIX	".wh."
 #define WH_META		".wh..wh."	/* aufs's own: .wh..wh..opq and others */
 #define WH_OPAQUE	".wh..wh..opq"
-#define NOT_FILLING	UINT_MAX
-#define SPOOL_BASE	(1ull << 62)	/* data_off of the spool beside a tar */
-
-/* An uncompressed tar file, read into a buffer whose place in the file
- * is known: so is that of every data block libarchive hands out of it. */
-struct tar_src {
-	int fd;
-	uint8_t *buf;
-	size_t len;			/* bytes in buf */
-	uint64_t at;			/* the file offset of buf[0] */
-};
 
 struct tar_ctx {
 	struct mk_tree *t;
@@ -53,12 +39,7 @@ struct tar_ctx {
 	struct mk_pathtree *pt;
 	const char *member;		/* the member being read */
 	char *prev;			/* the one before, for header errors */
-	uint64_t spool_end;
-	struct tar_src src;		/* fd -1: the stream comes otherwise */
-	struct mk_preenc *pe;		/* NULL: no encoding while reading */
-	unsigned cbytes;		/* its cluster size */
-	uint64_t cidx;			/* the member's cluster being filled */
-	unsigned cfill;			/* its bytes so far, NOT_FILLING */
+	struct mk_tardata *data;	/* where the members' bytes go */
 	uint64_t members;		/* read so far, for progress */
 	bool warned_abs;
 };
@@ -76,15 +57,14 @@ fail(struct tar_ctx *c, int err, const char *fmt, ...)
 	return err;
 }
 
-/* libarchive's own message (a truncated stream, a bad checksum). */
+/* libarchive's own message on the header after member prev. */
 static int archive_fail(struct tar_ctx *c, const char *where)
 {
-	int err = archive_errno(c->a) > 0 ? -archive_errno(c->a) : -EIO;
+	char why[1024];
+	int err = mk_tardata_archive_why(c->a, why, sizeof(why));
 
-	fprintf(stderr, "mkfs.czfs: %s: %s'%s': %s (at byte %lld of the tar)\n",
-		c->file, where, c->member ? c->member : c->prev,
-		archive_error_string(c->a) ? archive_error_string(c->a) : "error",
-		(long long)archive_read_header_position(c->a));
+	fprintf(stderr, "mkfs.czfs: %s: %s'%s': %s\n", c->file, where, c->prev,
+		why);
 	return err;
 }
 
@@ -132,12 +112,6 @@ static int clean_path(struct tar_ctx *c, const char *what, const char *in,
 	*w = 0;
 	*out = p;
 	return 0;
-}
-
-/* The spool could not take the member's bytes. */
-static int spool_fail(struct tar_ctx *c, int err)
-{
-	return fail(c, err, "cannot spool its data: %s", strerror(-err));
 }
 
 static int link_fail(struct tar_ctx *c, int err, const char *path)
@@ -290,144 +264,14 @@ static int read_acl(struct tar_ctx *c, struct mk_inode *ip, int type,
 	return mk_inode_set_xattr(ip, xname, buf, (uint32_t)(p - buf));
 }
 
-/*
- * Hand the member's full clusters but its last (which may go inline) to
- * the encoders: len bytes at off of a member of size bytes spooled at
- * base.  A cluster the data does not fill in order (a sparse member's
- * hole), or that starts while the encoders are all busy, is left to the
- * pipeline: the stream is never held up.
- */
-static void preenc_feed(struct tar_ctx *c, uint64_t base, uint64_t size,
-			const uint8_t *buf, size_t len, uint64_t off)
+static int read_data(struct tar_ctx *c, struct mk_inode *ip)
 {
-	while (len) {
-		uint64_t idx = off / c->cbytes;
-		unsigned in = (unsigned)(off % c->cbytes);
-		size_t n = MIN(len, c->cbytes - in);
-		uint8_t *dst;
-
-		if (idx != c->cidx || in != c->cfill) {
-			c->cidx = idx;
-			c->cfill = in ? NOT_FILLING : 0;
-		}
-		dst = c->cfill != NOT_FILLING && (idx + 1) * c->cbytes < size ?
-		      mk_preenc_buf(c->pe, false) : NULL;
-		if (!dst) {
-			c->cfill = NOT_FILLING;
-		} else {
-			memcpy(dst + in, buf, n);
-			c->cfill += (unsigned)n;
-			if (c->cfill == c->cbytes) {
-				mk_preenc_submit(c->pe, base + idx * c->cbytes);
-				c->cfill = NOT_FILLING;
-			}
-		}
-		buf += n;
-		off += n;
-		len -= n;
-	}
-}
-
-/* Where a data block of len bytes lies in the tar file: false when it is
- * not in the buffer read from it (libarchive copied it elsewhere). */
-static bool locate(const struct tar_ctx *c, const void *buf, size_t len,
-		   uint64_t *at)
-{
-	const uint8_t *b = buf;
-
-	if (c->t->tarfd < 0 || b < c->src.buf || b + len > c->src.buf + c->src.len)
-		return false;
-	*at = c->src.at + (uint64_t)(b - c->src.buf);
-	return true;
-}
-
-/* Give the member a place in the spool, block-aligned so that the holes
- * of a sparse member stay holes there too (the pipeline finds them with
- * SEEK_DATA, as in a sparse source file); the len bytes it had in place
- * at tar offset from go there first. */
-static int to_spool(struct tar_ctx *c, struct mk_inode *ip, uint64_t from,
-		    uint64_t len)
-{
-	uint64_t base = ROUND_UP(c->spool_end, CZFS_BLOCK_SIZE);
-	uint8_t buf[16384];
-	ssize_t r;
-	int err = 0;
-
-	ip->data_off = c->t->spool_base + base;
-	for (uint64_t done = 0; !err && done < len; done += (uint64_t)r) {
-		r = pread(c->t->tarfd, buf, (size_t)MIN(len - done, sizeof(buf)),
-			  (off_t)(from + done));
-		if (r < 0 && errno == EINTR)
-			r = 0;
-		else if (r <= 0)
-			err = r ? -errno : -EIO;
-		else
-			err = czfs_pwrite_full(c->t->datafd, buf, (size_t)r,
-					       base + done);
-	}
-	return err ? spool_fail(c, err) : 0;
-}
-
-/*
- * The member's bytes: in an uncompressed tar file they stay where they
- * are, as long as they come in order from where the first block lay;
- * otherwise (a compressed stream, a sparse member, a block libarchive
- * copied) what came so far is copied to the spool and the rest follows
- * it there.  The encoders get the clusters of a member in place, or of
- * any member when nothing is in place (their offsets must grow).
- */
-static int spool(struct tar_ctx *c, struct mk_inode *ip)
-{
-	bool in_tar = c->t->tarfd >= 0, feed = c->pe != NULL;
-	uint64_t next = 0, at;
-	const void *buf;
-	size_t len;
-	la_int64_t off;
-	int r, err;
+	const char *why;
+	int err;
 
 	ip->size = (uint64_t)archive_entry_size(c->e);
-	ip->data_off = c->t->spool_base + ROUND_UP(c->spool_end, CZFS_BLOCK_SIZE);
-	c->cidx = UINT64_MAX;		/* no cluster being filled */
-	while ((r = archive_read_data_block(c->a, &buf, &len, &off)) !=
-	       ARCHIVE_EOF) {
-		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
-			return archive_fail(c, "member ");
-		if (off < 0 || (uint64_t)off + len > ip->size)
-			return fail(c, -EFBIG, "more data than the size its header gives (%llu bytes)",
-				    (unsigned long long)ip->size);
-		if ((uint64_t)off != next)
-			ip->maybe_sparse = true;
-		if (in_tar && !next && !off && locate(c, buf, len, &at))
-			ip->data_off = at;	/* the first block */
-		else if (in_tar && (!locate(c, buf, len, &at) ||
-			 (uint64_t)off != next || at != ip->data_off + next)) {
-			in_tar = feed = false;
-			if ((err = to_spool(c, ip, ip->data_off, next)))
-				return err;
-		}
-		if (!in_tar && (err = czfs_pwrite_full(c->t->datafd, buf, len,
-				ip->data_off - c->t->spool_base + (uint64_t)off)))
-			return spool_fail(c, err);
-		if (feed)
-			preenc_feed(c, ip->data_off, ip->size, buf, len,
-				    (uint64_t)off);
-		next = (uint64_t)off + len;
-		c->t->data_bytes += len;
-	}
-	if (in_tar && next < ip->size) {	/* a hole at the end */
-		if ((err = to_spool(c, ip, ip->data_off, next)))
-			return err;
-		in_tar = false;
-	}
-	if (in_tar)
-		return 0;
-	c->spool_end = ip->data_off - c->t->spool_base + ip->size;
-	if (next < ip->size) {		/* a hole at the end: the spool */
-		ip->maybe_sparse = true;	/* reaches it, should it be last */
-		if (ftruncate(c->t->datafd, (off_t)c->spool_end))
-			return spool_fail(c, -errno);
-	}
-	return 0;
+	err = mk_tardata_member(c->data, c->a, ip, &why);
+	return err ? fail(c, err, "%s", why) : 0;
 }
 
 static int read_target(struct tar_ctx *c, struct mk_inode *ip)
@@ -473,7 +317,7 @@ static int fill(struct tar_ctx *c, struct mk_inode *ip, mode_t mode,
 	if (!err && S_ISLNK(mode))
 		err = read_target(c, ip);
 	if (!err && S_ISREG(mode))
-		err = spool(c, ip);
+		err = read_data(c, ip);
 	if (!err && (S_ISREG(mode) || S_ISDIR(mode)) && !ip->path)
 		ip->path = strdup(*path ? path : ".");
 	return err;
@@ -618,72 +462,6 @@ static int read_members(struct tar_ctx *c)
 	return err;
 }
 
-/* An unlinked file next to the image (tmpfs could not hold a big tar). */
-static int spool_open(const char *dir)
-{
-	char tmpl[4096];
-	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-
-	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR))
-		return fd < 0 ? -errno : fd;
-	snprintf(tmpl, sizeof(tmpl), "%s/.mkfs.czfs-spool.XXXXXX", dir);
-	fd = mkostemp(tmpl, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	unlink(tmpl);
-	return fd;
-}
-
-static la_ssize_t src_read(struct archive *a, void *arg, const void **out)
-{
-	struct tar_src *s = arg;
-	ssize_t n;
-
-	s->at += s->len;
-	s->len = 0;
-	do
-		n = read(s->fd, s->buf, TAR_READ_BLOCK);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		archive_set_error(a, errno, "%s", strerror(errno));
-		return -1;
-	}
-	s->len = (size_t)n;
-	*out = s->buf;
-	return n;
-}
-
-static int src_close(struct archive *a, void *arg)
-{
-	struct tar_src *s = arg;
-
-	(void)a;
-	close(s->fd);
-	s->fd = -1;
-	return ARCHIVE_OK;
-}
-
-/* A file by name (stdin comes through unpack.h), whose stat is st: read
- * through src, its members kept in place (tarfd) when it is a regular
- * file. */
-static int src_open(struct tar_ctx *c, const char *file,
-		    const struct stat *st)
-{
-	c->src.fd = open(file, O_RDONLY | O_CLOEXEC);
-	c->src.buf = malloc(TAR_READ_BLOCK);
-	if (c->src.fd < 0 || !c->src.buf) {
-		int err = c->src.fd < 0 ? -errno : -ENOMEM;
-
-		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, strerror(-err));
-		return err;
-	}
-	if (S_ISREG(st->st_mode) &&
-	    !(c->o->exclude && st->st_dev == c->o->exclude_dev &&
-	      st->st_ino == c->o->exclude_ino))
-		c->t->tarfd = fcntl(c->src.fd, F_DUPFD_CLOEXEC, 0);
-	return 0;
-}
-
 static int tar_open(struct tar_ctx *c, const char *file)
 {
 	struct mk_unpack *up = NULL;
@@ -710,18 +488,9 @@ static int tar_open(struct tar_ctx *c, const char *file)
 		fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file, msg);
 		return err;
 	}
-	if (up)
-		r = archive_read_open(c->a, up, NULL, mk_unpack_read, mk_unpack_close);
-	else if ((err = src_open(c, file, &st)))
-		return err;
-	else
-		r = archive_read_open(c->a, &c->src, NULL, src_read, src_close);
-	if (r == ARCHIVE_OK && c->t->tarfd >= 0 &&
-	    archive_filter_code(c->a, 0) != ARCHIVE_FILTER_NONE) {
-		close(c->t->tarfd);	/* a filter without a thread: spooled */
-		c->t->tarfd = -1;
-	}
-	c->t->spool_base = c->t->tarfd >= 0 ? SPOOL_BASE : 0;
+	r = up ? archive_read_open(c->a, up, NULL, mk_unpack_read,
+				   mk_unpack_close) :
+	    mk_tardata_open(c->data, c->a, file, &st);
 	if (r == ARCHIVE_OK)
 		return 0;
 	fprintf(stderr, "mkfs.czfs: %s: %s\n", c->file,
@@ -739,64 +508,19 @@ static void implied_dir(const struct mk_tar_opts *o, struct mk_inode *d)
 	d->atime = d->ctime = d->mtime;
 }
 
-static int preenc_start(struct tar_ctx *c)
-{
-	int fd, err;
-
-	if (!c->o->pre)
-		return 0;
-	fd = spool_open(c->o->spool_dir);
-	if (fd < 0) {
-		fprintf(stderr, "mkfs.czfs: cannot make a spool file in %s: %s\n",
-			c->o->spool_dir, strerror(-fd));
-		return fd;
-	}
-	c->cbytes = CZFS_BLOCK_SIZE << c->o->pre->cluster_shift;
-	err = mk_preenc_new(c->o->pre, fd, &c->pe);
-	if (err)
-		fprintf(stderr, "mkfs.czfs: cannot start threads: %s\n",
-			strerror(-err));
-	return err;
-}
-
-/* The encodings made while reading go to the tree, if all went well. */
-static int preenc_end(struct tar_ctx *c, int err)
-{
-	int e;
-
-	if (!c->pe)
-		return err;
-	e = mk_preenc_finish(c->pe);
-	if (!err && e)
-		fprintf(stderr, "mkfs.czfs: %s: encoding clusters: %s\n",
-			c->file, strerror(-e));
-	if (!err && !e)
-		c->t->pre = c->pe;
-	else
-		mk_preenc_free(c->pe);
-	return err ? err : e;
-}
-
 int mk_tar_read(const char *file, const struct mk_tar_opts *o,
 		struct mk_tree *t)
 {
-	struct tar_ctx c = { .t = t, .o = o, .src = { .fd = -1 },
+	struct tar_ctx c = { .t = t, .o = o,
 			     .file = strcmp(file, "-") ? file : "stdin" };
 	struct mk_inode tmpl = { 0 };
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	t->rootfd = t->tarfd = -1;
+	t->rootfd = t->datafd = t->tarfd = -1;
 	t->root = c.file;
-	t->datafd = spool_open(o->spool_dir);
-	if (t->datafd < 0) {
-		err = t->datafd;
-		fprintf(stderr, "mkfs.czfs: cannot make a spool file in %s: %s\n",
-			o->spool_dir, strerror(-err));
-		return err;
-	}
 	implied_dir(o, &tmpl);
-	err = preenc_start(&c);
+	err = mk_tardata_new(t, o, c.file, &c.data);
 	if (!err)
 		err = mk_pt_new(t, &tmpl, &c.pt);
 	if (!err)
@@ -811,10 +535,7 @@ int mk_tar_read(const char *file, const struct mk_tar_opts *o,
 				strerror(-err));
 	}
 	mk_pt_free(c.pt);
-	archive_read_free(c.a);
-	if (c.src.fd >= 0)	/* not opened by libarchive: not closed */
-		close(c.src.fd);
-	free(c.src.buf);
+	archive_read_free(c.a);		/* before d, which it reads */
 	free(c.prev);
-	return preenc_end(&c, err);
+	return mk_tardata_end(c.data, err);
 }

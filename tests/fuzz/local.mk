@@ -27,8 +27,8 @@ tests_fuzz_fuzz_image_LDADD = $(CZFS_LIBS)
 # mkfs.czfs --tar's reader over the fuzzer's bytes.
 noinst_PROGRAMS += tests/fuzz/fuzz_tar
 tests_fuzz_fuzz_tar_SOURCES = tests/fuzz/fuzz_tar.c \
-	mkfs/tar.c mkfs/pathtree.c mkfs/scan.c mkfs/copies.c mkfs/progress.c \
-	mkfs/preenc.c mkfs/unpack.c
+	mkfs/tar.c mkfs/tardata.c mkfs/pathtree.c mkfs/scan.c mkfs/copies.c \
+	mkfs/progress.c mkfs/preenc.c mkfs/unpack.c
 tests_fuzz_fuzz_tar_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mkfs
 tests_fuzz_fuzz_tar_CFLAGS = $(AM_CFLAGS) $(ARCHIVE_CFLAGS)
 tests_fuzz_fuzz_tar_LDFLAGS = -fsanitize=fuzzer
