@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * --extract DIR: the tree written out with its metadata (modes, owners,
- * nanosecond times, xattrs, chattr flags), hard links as hard links,
- * holes as holes.
- * --tar FILE: the same walk written as a PAX stream through libarchive
- * (tar_* below): xattrs as SCHILY.xattr and LIBARCHIVE.xattr, POSIX
- * ACLs as SCHILY.acl, chattr flags as SCHILY.fflags, holes as sparse
- * maps, a damaged file's unreadable bytes as zeros.
+ * The walk of --extract and --tar (extract.h), and --extract DIR: the
+ * tree written out with its metadata (modes, owners, nanosecond times,
+ * xattrs, chattr flags), hard links as hard links, holes as holes.
+ * --tar FILE writes the same walk's inodes as members (extract_tar.c).
  * A damaged file or directory is reported and skipped (or left short);
  * the rest is written.  A directory met twice (two names, a cycle) is
  * written once.
@@ -16,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,45 +23,16 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include <archive.h>
-#include <archive_entry.h>
-
-#include "acl.h"
 #include "chattr.h"
 #include "dir.h"
-#include "fsck.h"
+#include "extract.h"
 #include "util.h"
 #include "xattr.h"
-
-#define XT_BATCH	256	/* cluster indexes looked up at a time */
-
-/* Inode number -> the path it was first written to (hard links), or
- * NULL for directories (written once). */
-struct xt_map {
-	uint64_t *keys;
-	char **paths;
-	size_t cap, n;			/* cap: a power of two */
-};
 
 /* A file or directory whose chattr flags are set at the end. */
 struct xt_flags {
 	char *path;
 	uint32_t flags;			/* CZFS_INODE_* */
-};
-
-struct xt {
-	struct fsck_ctx *c;
-	struct czfs_fs *fs;
-	char path[PATH_MAX];
-	size_t plen;
-	struct xt_map seen;
-	unsigned long damaged;
-	int out_err;			/* first error writing the output (errno) */
-	bool cut;			/* the output takes nothing more */
-	struct fsck_vec flagged;	/* struct xt_flags */
-	uint8_t *buf;			/* a cluster, or an xattr value */
-	struct archive *ar;		/* --tar: the stream, else NULL */
-	uint8_t *zeros;			/* --tar: a cluster of them */
 };
 
 /* ---- the map of inodes written -------------------------------------------- */
@@ -140,18 +107,16 @@ static void map_free(struct xt_map *m)
 
 /* ---- messages ---------------------------------------------------------- */
 
-/* Damage met in the image: that file is skipped or incomplete. */
-static void xt_damaged(struct xt *x, uint64_t ino, const char *what, int err)
+void xt_damaged(struct xt *x, uint64_t ino, const char *what, int err)
 {
 	x->damaged++;
 	fsck_error(x->c, "extract: %s (inode %" PRIu64 "): %s: %s", x->path,
 		   ino, what, strerror(-err));
 }
 
-/* The output cannot be written as the image says.  A full or read-only
- * output, or a cut stream, takes nothing more: the walk stops there, said
- * once (not once for each file left). */
-static void xt_out_error(struct xt *x, const char *what, int err)
+/* A full or read-only output, or a cut stream, takes nothing more: the
+ * walk stops there, said once (not once for each file left). */
+void xt_out_error(struct xt *x, const char *what, int err)
 {
 	if (x->cut)
 		return;
@@ -166,48 +131,7 @@ static void xt_out_error(struct xt *x, const char *what, int err)
 
 /* ---- metadata ---------------------------------------------------------- */
 
-static const struct { uint16_t tag; int la; } tar_acl_tags[] = {
-	{ 0x01, ARCHIVE_ENTRY_ACL_USER_OBJ }, { 0x02, ARCHIVE_ENTRY_ACL_USER },
-	{ 0x04, ARCHIVE_ENTRY_ACL_GROUP_OBJ }, { 0x08, ARCHIVE_ENTRY_ACL_GROUP },
-	{ 0x10, ARCHIVE_ENTRY_ACL_MASK }, { 0x20, ARCHIVE_ENTRY_ACL_OTHER },
-};
-
-/*
- * A POSIX ACL's xattr (acl.h) as libarchive's entries, written as
- * SCHILY.acl.*, which GNU tar --acls and bsdtar restore.  libarchive keeps
- * GROUP_OBJ's bits in the header's mode, as bsdtar's own archives have
- * them, where the kernel shows the mask's: tar --acls puts both right.
- * Returns false for anything else (an xattr to store as it is).
- */
-static bool tar_acl(struct archive_entry *e, const char *name,
-		    const uint8_t *v, size_t len)
-{
-	int type = !strcmp(name, CZFS_ACL_ACCESS) ? ARCHIVE_ENTRY_ACL_TYPE_ACCESS :
-		   !strcmp(name, CZFS_ACL_DEFAULT) ? ARCHIVE_ENTRY_ACL_TYPE_DEFAULT : 0;
-
-	if (!type || !czfs_acl_valid(v, len))
-		return false;
-	for (size_t off = 4; off + 8 <= len; off += 8) {
-		uint16_t tag, perm;
-		uint32_t id;
-		unsigned k = 0;
-
-		memcpy(&tag, v + off, 2);
-		memcpy(&perm, v + off + 2, 2);
-		memcpy(&id, v + off + 4, 4);
-		while (k < ARRAY_SIZE(tar_acl_tags) &&
-		       tar_acl_tags[k].tag != le16_to_cpu(tag))
-			k++;
-		if (k < ARRAY_SIZE(tar_acl_tags))
-			archive_entry_acl_add_entry(e, type, le16_to_cpu(perm) & 7,
-						    tar_acl_tags[k].la,
-						    (int)le32_to_cpu(id), NULL);
-	}
-	return true;
-}
-
-/* Every xattr of ino to the output file at x->path, or to tar member e. */
-static void set_xattrs(struct xt *x, uint64_t ino, struct archive_entry *e)
+void xt_xattrs(struct xt *x, uint64_t ino, struct archive_entry *e)
 {
 	char *names = NULL;
 	int len, vlen;
@@ -222,12 +146,11 @@ static void set_xattrs(struct xt *x, uint64_t ino, struct archive_entry *e)
 				      CZFS_XATTR_SIZE_MAX);
 		if (vlen < 0)
 			xt_damaged(x, ino, names + pos, vlen);
-		else if (!e && lsetxattr(x->path, names + pos, x->buf,
-					 (size_t)vlen, 0))
+		else if (e)
+			xt_tar_xattr(e, names + pos, x->buf, (size_t)vlen);
+		else if (lsetxattr(x->path, names + pos, x->buf, (size_t)vlen,
+				   0))
 			xt_out_error(x, names + pos, errno);
-		else if (e && !tar_acl(e, names + pos, x->buf, (size_t)vlen))
-			archive_entry_xattr_add_entry(e, names + pos, x->buf,
-						      (size_t)vlen);
 	}
 	pthread_rwlock_unlock(&x->fs->lock);
 	if (len < 0)
@@ -244,7 +167,7 @@ static void set_meta(struct xt *x, const struct czfs_inode_info *ii)
 	/* after chown, which clears the set-id bits */
 	if (!S_ISLNK(ii->mode) && chmod(x->path, ii->mode & 07777))
 		xt_out_error(x, "chmod", errno);
-	set_xattrs(x, ii->ino, NULL);
+	xt_xattrs(x, ii->ino, NULL);
 	if (utimensat(AT_FDCWD, x->path, ts, AT_SYMLINK_NOFOLLOW))
 		xt_out_error(x, "utimensat", errno);
 }
@@ -347,11 +270,6 @@ static void set_flags(struct xt *x)
 
 /* ---- regular files and symlinks ------------------------------------- */
 
-struct idx_batch {
-	uint64_t idx[XT_BATCH];
-	unsigned n;
-};
-
 static int collect_idx(void *arg, const struct czfs_key *key, const void *val,
 		       unsigned size)
 {
@@ -361,9 +279,8 @@ static int collect_idx(void *arg, const struct czfs_key *key, const void *val,
 	return b->n == XT_BATCH;
 }
 
-/* The next batch of cluster indexes from *next; 0 or -errno. */
-static int next_clusters(struct xt *x, uint64_t ino, uint64_t next,
-			 struct idx_batch *b)
+int xt_next_clusters(struct xt *x, uint64_t ino, uint64_t next,
+		     struct idx_batch *b)
 {
 	struct czfs_key first = { ino, CZFS_ITEM_CLUSTER, next };
 	struct czfs_key last = { ino, CZFS_ITEM_CLUSTER, CZFS_KEY_OFFSET_MASK };
@@ -385,7 +302,7 @@ static void write_data(struct xt *x, const struct czfs_inode_info *ii, int fd)
 	int err, e;
 
 	do {
-		err = next_clusters(x, ii->ino, next, &b);
+		err = xt_next_clusters(x, ii->ino, next, &b);
 		for (unsigned i = 0; !err && i < b.n && b.idx[i] < count; i++) {
 			uint64_t off = b.idx[i] * cbytes;
 			long n = czfs_file_pread(x->fs, x->c->codec, ii, x->buf,
@@ -403,158 +320,12 @@ static void write_data(struct xt *x, const struct czfs_inode_info *ii, int fd)
 		xt_damaged(x, ii->ino, "cluster map", err);
 }
 
-/* ---- --tar: the walk's inodes as PAX members -------------------------- */
-
-/*
- * The clusters a regular file has, as its member's sparse map (GNU's
- * 1.0 in PAX records): none when they cover the whole file, or when it
- * has none at all.  The writer then drops the zeros of the holes.
- */
-static void tar_run(struct archive_entry *e, const struct czfs_inode_info *ii,
-		    uint64_t start, uint64_t end)
-{
-	uint64_t cbytes = czfs_inode_cluster_bytes(ii);
-
-	archive_entry_sparse_add_entry(e, (la_int64_t)(start * cbytes),
-		(la_int64_t)(MIN(end * cbytes, ii->size) - start * cbytes));
-}
-
-static void tar_sparse(struct xt *x, const struct czfs_inode_info *ii,
-		       struct archive_entry *e)
-{
-	uint64_t count = DIV_ROUND_UP(ii->size, czfs_inode_cluster_bytes(ii));
-	uint64_t next = 0, start = 0, end = 0;	/* the run met last */
-	unsigned runs = 0;
-	struct idx_batch b;
-	int err;
-
-	do {
-		err = next_clusters(x, ii->ino, next, &b);
-		for (unsigned i = 0; !err && i < b.n && b.idx[i] < count; i++) {
-			if (runs && b.idx[i] == end) {
-				end++;
-				continue;
-			}
-			if (runs)
-				tar_run(e, ii, start, end);
-			start = b.idx[i];
-			end = start + 1;
-			runs++;
-		}
-		if (b.n)
-			next = b.idx[b.n - 1] + 1;
-	} while (!err && b.n == XT_BATCH && next < count);
-	if (runs)
-		tar_run(e, ii, start, end);
-	else if (ii->size)	/* all hole: an empty run at the end */
-		archive_entry_sparse_add_entry(e, (la_int64_t)ii->size, 0);
-	if (err || (runs == 1 && start == 0 && end >= count))
-		archive_entry_sparse_clear(e);	/* damage: the data decides */
-}
-
-/* libarchive's write error, with its errno (ENOSPC...). */
-static void tar_error(struct xt *x)
-{
-	xt_out_error(x, archive_error_string(x->ar),
-		     archive_errno(x->ar) > 0 ? archive_errno(x->ar) : EIO);
-}
-
-/* A member for ii at x->path ("." is the root), its header written. */
-static void tar_member(struct xt *x, const struct czfs_inode_info *ii,
-		       const char *target, const char *hardlink)
-{
-	struct archive_entry *e = archive_entry_new();
-	char fflags[CZFS_CHATTR_TEXT_MAX];
-
-	if (!e) {
-		xt_out_error(x, "memory", ENOMEM);
-		return;
-	}
-	archive_entry_set_pathname(e, x->path);
-	archive_entry_set_mode(e, ii->mode);
-	archive_entry_set_uid(e, ii->uid);
-	archive_entry_set_gid(e, ii->gid);
-	archive_entry_set_atime(e, ii->atime.tv_sec, ii->atime.tv_nsec);
-	archive_entry_set_mtime(e, ii->mtime.tv_sec, ii->mtime.tv_nsec);
-	archive_entry_set_ctime(e, ii->ctime.tv_sec, ii->ctime.tv_nsec);
-	if (hardlink) {
-		archive_entry_set_hardlink(e, hardlink);
-		archive_entry_set_size(e, 0);
-	} else {
-		archive_entry_set_size(e, S_ISREG(ii->mode) ? (la_int64_t)ii->size : 0);
-		archive_entry_set_rdevmajor(e, ii->rdev_major);
-		archive_entry_set_rdevminor(e, ii->rdev_minor);
-		if (target)
-			archive_entry_set_symlink(e, target);
-		if (S_ISREG(ii->mode))
-			tar_sparse(x, ii, e);
-		set_xattrs(x, ii->ino, e);
-		czfs_chattr_text(ii->flags, fflags, sizeof(fflags));
-		if (*fflags)
-			archive_entry_copy_fflags_text(e, fflags);
-	}
-	/* after a failed write the stream is cut: nothing more to it */
-	if (!x->out_err && archive_write_header(x->ar, e) < ARCHIVE_WARN)
-		tar_error(x);
-	archive_entry_free(e);
-}
-
-/* Bytes to the member, in order. */
-static void tar_write(struct xt *x, const void *buf, size_t len)
-{
-	if (!x->out_err && archive_write_data(x->ar, buf, len) != (la_ssize_t)len)
-		tar_error(x);
-}
-
-/* Zeros from *pos to end: holes, and what damage left unreadable. */
-static void tar_zeros(struct xt *x, uint64_t *pos, uint64_t end)
-{
-	for (; *pos < end; *pos += MIN(CZFS_MAX_CLUSTER_SIZE, end - *pos))
-		tar_write(x, x->zeros, MIN(CZFS_MAX_CLUSTER_SIZE, end - *pos));
-}
-
-/* A regular file: the header, then every byte, holes as zeros, which
- * the writer drops where the sparse map says holes. */
-static void tar_file(struct xt *x, const struct czfs_inode_info *ii)
-{
-	uint32_t cbytes = czfs_inode_cluster_bytes(ii);
-	uint64_t count = DIV_ROUND_UP(ii->size, cbytes), next = 0, pos = 0;
-	struct idx_batch b;
-	int err;
-
-	tar_member(x, ii, NULL, NULL);
-	do {
-		err = next_clusters(x, ii->ino, next, &b);
-		for (unsigned i = 0; !err && i < b.n && b.idx[i] < count; i++) {
-			uint64_t off = b.idx[i] * cbytes;
-			long n;
-
-			if (off < pos)
-				continue;	/* out of order: damage */
-			tar_zeros(x, &pos, off);
-			n = czfs_file_pread(x->fs, x->c->codec, ii, x->buf,
-					    MIN(cbytes, ii->size - off), off);
-			if (n < 0) {
-				xt_damaged(x, ii->ino, "data", (int)n);
-				n = 0;
-			}
-			tar_write(x, x->buf, (size_t)n);
-			pos = off + (uint64_t)n;
-		}
-		if (b.n)
-			next = b.idx[b.n - 1] + 1;
-	} while (!err && b.n == XT_BATCH && next < count);
-	if (err)
-		xt_damaged(x, ii->ino, "cluster map", err);
-	tar_zeros(x, &pos, ii->size);
-}
-
 static void extract_file(struct xt *x, const struct czfs_inode_info *ii)
 {
 	int fd;
 
 	if (x->ar) {
-		tar_file(x, ii);
+		xt_tar_file(x, ii);
 		return;
 	}
 	fd = open(x->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
@@ -584,7 +355,7 @@ static void extract_symlink(struct xt *x, const struct czfs_inode_info *ii)
 	}
 	target[n] = '\0';
 	if (x->ar)
-		tar_member(x, ii, target, NULL);
+		xt_tar_member(x, ii, target, NULL);
 	else if (symlink(target, x->path))
 		xt_out_error(x, "symlink", errno);
 	else
@@ -596,7 +367,7 @@ static void extract_node(struct xt *x, const struct czfs_inode_info *ii)
 	dev_t dev = makedev(ii->rdev_major, ii->rdev_minor);
 
 	if (x->ar) {
-		tar_member(x, ii, NULL, NULL);
+		xt_tar_member(x, ii, NULL, NULL);
 		return;
 	}
 	if (mknod(x->path, (ii->mode & S_IFMT) | 0600, dev)) {
@@ -674,7 +445,7 @@ static void extract_dir(struct xt *x, const struct czfs_inode_info *ii,
 			bool top)
 {
 	if (x->ar) {	/* the directory's member before its entries' */
-		tar_member(x, ii, NULL, NULL);
+		xt_tar_member(x, ii, NULL, NULL);
 		extract_entries(x, ii->ino);
 		return;
 	}
@@ -698,7 +469,7 @@ static bool link_again(struct xt *x, const struct czfs_inode_info *ii)
 		fsck_error(x->c, "extract: %s: directory %" PRIu64 " met again, skipped",
 			   x->path, ii->ino);
 	else if (x->ar)
-		tar_member(x, ii, NULL, *first);
+		xt_tar_member(x, ii, NULL, *first);
 	else if (link(*first, x->path))
 		xt_out_error(x, "link", errno);
 	return true;
@@ -737,8 +508,7 @@ static void extract_inode(struct xt *x, uint64_t ino)
 		extract_node(x, &ii);
 }
 
-/* Walk the tree from the root into dir, or into the stream ar. */
-static int extract_all(struct fsck_ctx *c, const char *dir, struct archive *ar)
+int xt_walk(struct fsck_ctx *c, const char *dir, struct archive *ar)
 {
 	struct xt *x = calloc(1, sizeof(*x));
 	int ret;
@@ -775,29 +545,5 @@ out:
 
 int fsck_extract(struct fsck_ctx *c, const char *dir)
 {
-	return extract_all(c, dir, NULL);
-}
-
-int fsck_tar(struct fsck_ctx *c, int fd)
-{
-	struct archive *ar = archive_write_new();
-	int ret;
-
-	if (!ar)
-		return -ENOMEM;
-	/* SCHILY.xattr too, the records GNU tar reads */
-	if (archive_write_set_format_pax(ar) != ARCHIVE_OK ||
-	    archive_write_set_format_option(ar, "pax", "xattrheader", "ALL") <
-	    ARCHIVE_WARN || archive_write_open_fd(ar, fd) != ARCHIVE_OK) {
-		fprintf(stderr, "fsck.czfs: tar: %s\n", archive_error_string(ar));
-		archive_write_free(ar);
-		return -EIO;
-	}
-	ret = extract_all(c, ".", ar);
-	if (archive_write_close(ar) != ARCHIVE_OK && ret >= 0) {
-		fprintf(stderr, "fsck.czfs: tar: %s\n", archive_error_string(ar));
-		ret = -EIO;
-	}
-	archive_write_free(ar);
-	return ret;
+	return xt_walk(c, dir, NULL);
 }

@@ -12,6 +12,7 @@
  *   packs.c     shared packs: PACKED clusters against PACK items
  *   repair.c    the safe repairs, in one transaction
  *   extract.c   --extract, --tar: the tree written out with its metadata
+ *   extract_tar.c  --tar: the walk's inodes as PAX members
  *   report.c    problem messages and counts; progress line
  */
 #ifndef FSCK_FSCK_H
@@ -298,8 +299,9 @@ int fsck_rewrite_used(const char *image, uint64_t used);
  * or -errno for an error writing the output. */
 int fsck_extract(struct fsck_ctx *c, const char *dir);
 
-/* The tree as a PAX stream written to fd (left open), by the same walk:
- * xattrs, ACLs, hard links, sparse maps.  Returns as fsck_extract. */
+/* The tree as a PAX stream written to fd (left open), by the same walk
+ * (extract_tar.c): xattrs, ACLs, hard links, sparse maps.  Returns as
+ * fsck_extract. */
 int fsck_tar(struct fsck_ctx *c, int fd);
 
 /*

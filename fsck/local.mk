@@ -17,7 +17,8 @@ fsck_fsck_czfs_SOURCES = \
 	fsck/open.c \
 	fsck/repair.c \
 	fsck/tune.c \
-	fsck/extract.c
+	fsck/extract.c fsck/extract.h \
+	fsck/extract_tar.c
 fsck_fsck_czfs_CFLAGS = $(AM_CFLAGS) $(ARCHIVE_CFLAGS)
 fsck_fsck_czfs_CPPFLAGS = $(CZFS_REMOTE_CPPFLAGS)
 fsck_fsck_czfs_LDADD = $(CZFS_REMOTE_LIBS) $(ARCHIVE_LIBS)
