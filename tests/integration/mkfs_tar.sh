@@ -172,7 +172,7 @@ czfs_umount "$T/m-many"
 note "1,800 files interleaved: the spool freed in $punches punches, the data intact"
 
 # An uncompressed tar file is not copied: its members are read where
-# they lie (tar.c), so mkfs writes the image and nothing else (11 MiB of
+# they lie (tardata.c), so mkfs writes the image and nothing else (11 MiB of
 # files, an image of a few hundred KiB); and the image is the spooled one's.
 written() {	# STRACE: the bytes its pwrite64 and write calls wrote
 	awk -F'= ' '/(pwrite64|write)\(/ && $NF ~ /^[0-9]+$/ { s += $NF } END { print s + 0 }' "$1"
