@@ -58,13 +58,17 @@ fail(struct tar_ctx *c, int err, const char *fmt, ...)
 }
 
 /* libarchive's own message on the header after member prev. */
-static int archive_fail(struct tar_ctx *c, const char *where)
+static int archive_fail(struct tar_ctx *c)
 {
 	char why[1024];
 	int err = mk_tardata_archive_why(c->a, why, sizeof(why));
 
-	fprintf(stderr, "mkfs.czfs: %s: %s'%s': %s\n", c->file, where, c->prev,
-		why);
+	if (c->prev)
+		fprintf(stderr, "mkfs.czfs: %s: the member after '%s': %s\n",
+			c->file, c->prev, why);
+	else
+		fprintf(stderr, "mkfs.czfs: %s: the first member: %s\n",
+			c->file, why);
 	return err;
 }
 
@@ -441,8 +445,7 @@ static int read_members(struct tar_ctx *c)
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
-			return archive_fail(c, c->prev ? "the member after " :
-					    "the first member");
+			return archive_fail(c);
 		c->member = archive_entry_pathname(c->e);
 		if (!c->member)
 			c->member = "";

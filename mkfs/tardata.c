@@ -64,9 +64,19 @@ static int spool_fail(struct mk_tardata *d, int err)
 
 int mk_tardata_archive_why(struct archive *a, char *msg, size_t len)
 {
-	snprintf(msg, len, "%s (at byte %lld of the tar)",
-		 archive_error_string(a) ? archive_error_string(a) : "error",
-		 (long long)archive_read_header_position(a));
+	const char *what = archive_error_string(a);
+	la_int64_t at = archive_read_header_position(a);
+
+	/* no message: a header cut short (a PAX record's data); no place:
+	 * libarchive's ARCHIVE_FATAL, not a byte */
+	if (!what)
+		what = archive_errno(a) > 0 ? strerror(archive_errno(a)) :
+		       "cannot be read (cut short or damaged)";
+	if (at >= 0)
+		snprintf(msg, len, "%s (at byte %lld of the tar)", what,
+			 (long long)at);
+	else
+		snprintf(msg, len, "%s", what);
 	return archive_errno(a) > 0 ? -archive_errno(a) : -EIO;
 }
 

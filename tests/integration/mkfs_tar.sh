@@ -315,6 +315,8 @@ hostile() {
 		fail "$name: mkfs.czfs succeeded"
 	fi
 	grep -q -- "$want" "$T/err" || { cat "$T/err" >&2; fail "$name: no '$want' in the message"; }
+	! grep -q -e "(null)" -e "at byte -" "$T/err" ||
+		{ cat "$T/err" >&2; fail "$name: a name or place that is none"; }
 	[ ! -e "$T/bad.img" ] || fail "$name: an image was left"
 }
 python3 - "$T" <<'EOF'
@@ -350,6 +352,11 @@ big[1536 + 124:1536 + 136] = b"%011o\0" % 100	# second: 100 bytes said, 600 ther
 big[1536 + 148:1536 + 156] = b" " * 8
 big[1536 + 148:1536 + 156] = b"%06o\0 " % sum(big[1536:2048])
 open(f"{T}/larger.tar", "wb").write(big)
+open(f"{T}/hdrcut.tar", "wb").write(raw[:1536 + 200])	# second's header cut
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+    add(tf, "p" * 120, b"x")		# a PAX header first, for the long name
+open(f"{T}/paxcut.tar", "wb").write(buf.getvalue()[:600])
 EOF
 hostile dotdot.tar "member 'a/../../evil': its path has a '\.\.'"
 hostile nolink.tar "member 'link'.*never-seen"
@@ -357,6 +364,8 @@ hostile linkup.tar "member 'link': its hard link target '\.\./ok' has a '\.\.'"
 hostile trunc.tar "'second'.*runcated"
 hostile cksum.tar "after 'first'"
 hostile larger.tar "after 'second'"
+hostile hdrcut.tar "the member after 'first': Truncated tar archive"
+hostile paxcut.tar "paxcut.tar: the first member: cannot be read"
 head -c 1000000 "$T/gnu.tgz" >"$T/cut.tgz"
 hostile cut.tgz "runcated"
 # decompressed on a thread of its own (unpack.c): the member still named
