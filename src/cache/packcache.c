@@ -6,7 +6,16 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "czfs_fs.h"
 #include "packcache.h"
+
+/*
+ * Buffers of freed packs kept for the next decodes: a walk decodes a
+ * pack every dozen files, and a new 256 KiB buffer each time took the
+ * kernel's fresh zeroed pages (mapped, faulted in, unmapped: a third
+ * more daemon CPU on a tree walk) or, from the heap, left it in pieces.
+ */
+#define PC_SPARES	4
 
 struct czfs_pcache {
 	pthread_mutex_t lock;
@@ -15,16 +24,52 @@ struct czfs_pcache {
 	unsigned n;
 	uint64_t clock;
 	uint64_t bytes;			/* decoded, held */
+	void *spare[PC_SPARES];		/* CZFS_PACK_MAX_ULEN bytes each */
+	unsigned nspare;
 	struct czfs_pcache_stats st;
 };
+
+/* A pack buffer goes back: kept as a spare, or freed.  Locked. */
+static void give_locked(struct czfs_pcache *pc, void *buf)
+{
+	if (buf && pc->nspare < PC_SPARES)
+		pc->spare[pc->nspare++] = buf;
+	else
+		free(buf);
+}
 
 /* Locked. */
 static void free_data(struct czfs_pcache *pc, struct czfs_pentry *e)
 {
 	if (e->data)
 		pc->bytes -= e->ulen;
-	free(e->data);
+	give_locked(pc, e->data);
 	e->data = NULL;
+}
+
+void *czfs_pcache_buffer(struct czfs_pcache *pc)
+{
+	void *buf = NULL;
+
+	pthread_mutex_lock(&pc->lock);
+	if (pc->nspare)
+		buf = pc->spare[--pc->nspare];
+	pthread_mutex_unlock(&pc->lock);
+	return buf ? buf : malloc(CZFS_PACK_MAX_ULEN);
+}
+
+void czfs_pcache_give(struct czfs_pcache *pc, void *buf)
+{
+	pthread_mutex_lock(&pc->lock);
+	give_locked(pc, buf);
+	pthread_mutex_unlock(&pc->lock);
+}
+
+/* Free the spares.  Locked. */
+static void drop_spares(struct czfs_pcache *pc)
+{
+	while (pc->nspare)
+		free(pc->spare[--pc->nspare]);
 }
 
 int czfs_pcache_create(unsigned n, struct czfs_pcache **out)
@@ -48,6 +93,7 @@ void czfs_pcache_destroy(struct czfs_pcache *pc)
 		return;
 	for (unsigned i = 0; i < pc->n; i++)
 		free_data(pc, &pc->ents[i]);
+	drop_spares(pc);
 	free(pc->ents);
 	pthread_cond_destroy(&pc->done);
 	pthread_mutex_destroy(&pc->lock);
@@ -180,5 +226,6 @@ void czfs_pcache_drop(struct czfs_pcache *pc)
 		if (e->data && !e->refs && !e->loading)
 			free_data(pc, e);
 	}
+	drop_spares(pc);
 	pthread_mutex_unlock(&pc->lock);
 }

@@ -4,7 +4,8 @@
  * so that the small files of one pack cost one read and one decode
  * between them, as squashfs's fragment cache does.  Entries are keyed by
  * the pack's address, checksum and length; a few dozen of them, least
- * recently used out first, each a malloc'd buffer.  A pack being decoded
+ * recently used out first, each in a buffer of the largest pack's size,
+ * reused.  A pack being decoded
  * has a LOADING entry, as the cluster cache's: a second thread that
  * wants it waits for that decode instead of reading and decoding it too.
  *
@@ -57,8 +58,12 @@ int czfs_pcache_claim(struct czfs_pcache *pc, uint64_t blkaddr,
 		      uint32_t checksum, uint32_t ulen, unsigned flags,
 		      struct czfs_pentry **e);
 
-/* The claimed entry e decoded: data (ulen bytes, malloc'd, not NULL) is
- * the cache's from now; the waiters wake.  The caller's reference stays.
+/* A buffer of CZFS_PACK_MAX_ULEN bytes to decode a pack into (a freed
+ * pack's, or new), or NULL; back with czfs_pcache_fill or _give. */
+void *czfs_pcache_buffer(struct czfs_pcache *pc);
+void czfs_pcache_give(struct czfs_pcache *pc, void *buf);
+/* The claimed entry e decoded: data (ulen bytes, from czfs_pcache_buffer)
+ * is the cache's from now; the waiters wake.  The caller's reference stays.
  * members: how many clusters use the pack (0: unknown, kept until
  * evicted or dropped; see czfs_pcache_took). */
 void czfs_pcache_fill(struct czfs_pcache *pc, struct czfs_pentry *e,
@@ -92,7 +97,8 @@ struct czfs_pcache_stats {
 /* The counts since creation. */
 void czfs_pcache_get_stats(struct czfs_pcache *pc, struct czfs_pcache_stats *st);
 
-/* Free the decoded packs nobody holds (an idle daemon's memory back). */
+/* Free the decoded packs nobody holds and the spare buffers (an idle
+ * daemon's memory back). */
 void czfs_pcache_drop(struct czfs_pcache *pc);
 
 #endif /* CZFS_PACKCACHE_H */

@@ -117,12 +117,23 @@ static void czfs_init(void *userdata, struct fuse_conn_info *conn)
  * on a cold tar of 19,000 files: 8 arenas, 80 MiB taken from the system
  * for 61 MiB in use.  As many arenas as cores keep contention where it
  * was (no two threads allocate on one core at once).
+ *
+ * And a fixed mmap threshold: glibc raises its own to the size of any
+ * mapped block freed (up to 32 MiB), after which the big buffers (each
+ * thread's scratch and libfuse's 1 MiB request buffer, pack buffers)
+ * came from the arenas, and the arenas kept the holes they left: a cold
+ * tar of the 17,800-file tree ended with 10 MB free in them beside 13 MB
+ * in use.  Mapped, a buffer's untouched pages take no memory and a freed
+ * one goes back at once.
  */
+#define MMAP_THRESHOLD		(128 << 10)
+
 static void limit_arenas(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	mallopt(M_ARENA_MAX, (int)MAX(cpus, 2));
+	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 }
 
 static void log_syslog(enum czfs_log_level level, const char *msg)

@@ -13,11 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "czfs_fs.h"
 #include "packcache.h"
 
-static void *bytes(char c)
+static void *bytes(struct czfs_pcache *pc, char c)
 {
-	char *p = malloc(16);
+	char *p = czfs_pcache_buffer(pc);
 
 	ck_assert_ptr_nonnull(p);
 	memset(p, c, 16);
@@ -31,7 +32,7 @@ static void add(struct czfs_pcache *pc, uint64_t key, char c)
 
 	ck_assert_int_eq(czfs_pcache_claim(pc, key, (uint32_t)key, 16, 0, &e), 1);
 	ck_assert_ptr_null(e->data);
-	czfs_pcache_fill(pc, e, bytes(c), 0);
+	czfs_pcache_fill(pc, e, bytes(pc, c), 0);
 	czfs_pcache_put(pc, e);
 }
 
@@ -99,7 +100,7 @@ START_TEST(held_entries_are_never_evicted)
 	/* a LOADING entry holds its slot */
 	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &e), -ENOSPC);
 	ck_assert_ptr_null(e);
-	czfs_pcache_fill(pc, a, bytes('1'), 0);
+	czfs_pcache_fill(pc, a, bytes(pc, '1'), 0);
 	/* full of held entries: refused */
 	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &e), -ENOSPC);
 	ck_assert_ptr_null(e);
@@ -158,7 +159,7 @@ static void *reader(void *arg)
 			czfs_pcache_abort(r->pc, e);
 			return NULL;
 		}
-		czfs_pcache_fill(r->pc, e, bytes('p'), 0);
+		czfs_pcache_fill(r->pc, e, bytes(r->pc, 'p'), 0);
 	}
 	ck_assert_int_eq(((char *)e->data)[15], 'p');
 	czfs_pcache_put(r->pc, e);
@@ -248,7 +249,7 @@ START_TEST(a_pack_all_taken_goes_at_its_last_put)
 	ck_assert_int_eq(czfs_pcache_create(4, &pc), 0);
 	add(pc, 1, '1');			/* members unknown */
 	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &e), 1);
-	czfs_pcache_fill(pc, e, bytes('2'), 2);
+	czfs_pcache_fill(pc, e, bytes(pc, '2'), 2);
 	czfs_pcache_took(pc, e);
 	czfs_pcache_put(pc, e);
 	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &e), 0);
@@ -269,6 +270,38 @@ START_TEST(a_pack_all_taken_goes_at_its_last_put)
 }
 END_TEST
 
+/* A freed pack's buffer is the next decode's (no fresh pages for each
+ * pack); given back unused, too; a drop frees them all. */
+START_TEST(buffers_are_reused)
+{
+	struct czfs_pcache *pc;
+	struct czfs_pentry *e;
+	void *first, *spare;
+
+	ck_assert_int_eq(czfs_pcache_create(1, &pc), 0);
+	ck_assert_int_eq(czfs_pcache_claim(pc, 1, 1, 16, 0, &e), 1);
+	first = czfs_pcache_buffer(pc);
+	ck_assert_ptr_nonnull(first);
+	((char *)first)[CZFS_PACK_MAX_ULEN - 1] = 'z';	/* all of it is ours */
+	czfs_pcache_fill(pc, e, first, 0);
+	czfs_pcache_put(pc, e);
+	add(pc, 2, '2');			/* evicts 1: its buffer is kept */
+	ck_assert_int_eq(czfs_pcache_claim(pc, 2, 2, 16, 0, &e), 0);
+	ck_assert_ptr_eq(e->data, first);	/* and 2 was decoded into it: */
+	ck_assert_int_eq(((char *)e->data)[CZFS_PACK_MAX_ULEN - 1], 'z');
+						/* (the same pages, not new) */
+	czfs_pcache_put(pc, e);
+	spare = czfs_pcache_buffer(pc);	/* none spare: a new one */
+	ck_assert_ptr_ne(spare, first);
+	czfs_pcache_give(pc, spare);
+	ck_assert_ptr_eq(czfs_pcache_buffer(pc), spare);
+	czfs_pcache_give(pc, spare);
+	czfs_pcache_drop(pc);			/* 2 and the spare freed */
+	assert_absent(pc, 2, 2, 16);
+	czfs_pcache_destroy(pc);		/* (ASan: nothing leaked) */
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("packcache");
@@ -283,6 +316,7 @@ int main(void)
 	tcase_add_test(tc, a_failed_decode_leaves_it_to_the_waiter);
 	tcase_add_test(tc, drop_frees_what_nobody_holds);
 	tcase_add_test(tc, a_pack_all_taken_goes_at_its_last_put);
+	tcase_add_test(tc, buffers_are_reused);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

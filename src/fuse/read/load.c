@@ -128,7 +128,7 @@ static int fill_pack(struct czfs_daemon *dm, struct czfs_thread *t,
 	int err;
 
 	czfs_cluster_pack_info(l->ci, &pack);
-	buf = malloc(MAX(pack.ulen, 1u));
+	buf = czfs_pcache_buffer(dm->pc);
 	if (!buf)
 		return -ENOMEM;
 	err = czfs_win_map(dm->wc, l->cpages, l->ci->nblocks, false, &cm);
@@ -137,7 +137,7 @@ static int fill_pack(struct czfs_daemon *dm, struct czfs_thread *t,
 		czfs_win_unmap(dm->wc, &cm);
 	}
 	if (err) {
-		free(buf);
+		czfs_pcache_give(dm->pc, buf);
 		return err;
 	}
 	atomic_fetch_add(&dm->st.pack_decodes, 1);
