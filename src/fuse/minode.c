@@ -101,11 +101,10 @@ static void insert(struct czfs_itable *it, struct czfs_minode *mi)
 	it->nfull++;
 }
 
-/* A fresh mi takes over ino's compact record, if any (it->lock held). */
-static void expand(struct czfs_itable *it, struct czfs_minode *mi)
+/* A fresh mi takes over its compact record c, if any (it->lock held). */
+static void expand(struct czfs_itable *it, struct czfs_minode *mi,
+		   struct czfs_lookup *c)
 {
-	struct czfs_lookup *c = czfs_lookups_find(&it->compact, mi->ino);
-
 	if (!c)
 		return;
 	mi->nlookup = c->nlookup;
@@ -179,7 +178,7 @@ again:
 	}
 	if (!mi) {
 		mi = fresh;
-		expand(it, mi);
+		expand(it, mi, c);
 		insert(it, mi);
 		fresh = NULL;
 	}

@@ -10,7 +10,6 @@
 . "$top_srcdir/tests/integration/lib.sh"
 require_fuse
 
-STAT="$top_builddir/src/fuse/czfs-stat"
 FSCK="$top_builddir/fsck/fsck.czfs"
 ndir=20 per=150
 mkdir -p "$T/src"
@@ -29,7 +28,7 @@ find "$T/src" -type f -exec touch -a -d @1000000000 {} +
 "$MKFS" -q -C 16k -s 256M -d "$T/src" "$T/img"
 
 stat_of() {
-	"$STAT" "$T/mnt" | awk -v k="$1" '$1 == k { print $2 }'
+	czfs_counter "$T/mnt" "$1"
 }
 
 # few_full WHEN: inodes nobody uses are all compact.  (An inode whose

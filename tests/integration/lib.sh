@@ -151,6 +151,12 @@ czfs_log() {
 	cat "$T/daemon.$(basename "$1").log"
 }
 
+# czfs_counter MOUNTPOINT NAME: one of the mount's live counters
+# (czfs-stat), empty when it has none of that name.
+czfs_counter() {
+	"$top_builddir/src/fuse/czfs-stat" "$1" | awk -v k="$2" '$1 == k { print $2 }'
+}
+
 # log_has MOUNTPOINT PATTERN: whether the daemon's log has a line matching
 # PATTERN.  Not `czfs_log | grep -q`: under pipefail, grep's early exit
 # kills cat with SIGPIPE once the log outgrows a pipe's buffer, and the
