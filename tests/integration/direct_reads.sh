@@ -8,10 +8,9 @@
 # A load wakes waiting readers only when one waits for its cluster.
 . "$top_srcdir/tests/integration/lib.sh"
 require_fuse
-STAT="$top_builddir/src/fuse/czfs-stat"
 
 stat_of() {	# stat_of NAME: a counter of the mount at $T/mnt
-	"$STAT" "$T/mnt" | awk -v k="$1" '$1 == k { print $2 }'
+	czfs_counter "$T/mnt" "$1"
 }
 
 sample_files "$T/c" "libs bins"

@@ -16,7 +16,7 @@ head -c 5000000 /dev/urandom >"$T/src/random"
 
 # stat_of NAME: a counter of the mount at $T/mnt
 stat_of() {
-	"$STAT" "$T/mnt" | awk -v k="$1" '$1 == k { print $2 }'
+	czfs_counter "$T/mnt" "$1"
 }
 
 # read_all OPTS [ARGS...]: mount with OPTS (and the daemon's ARGS), read

@@ -8,7 +8,6 @@
 # (where it is not in the page cache already: -o random_reads=page).
 . "$top_srcdir/tests/integration/lib.sh"
 require_fuse
-STAT="$top_builddir/src/fuse/czfs-stat"
 
 sample_files "$T/c" "libs bins mixed"
 mkdir -p "$T/src"
@@ -18,7 +17,7 @@ size=$(stat -c %s "$T/src/data")
 low=$((4 << 20))
 
 stat_of() {
-	"$STAT" "$T/mnt" | awk -v k="$1" '$1 == k { print $2 }'
+	czfs_counter "$T/mnt" "$1"
 }
 
 # trimmed WHAT: wait (a state, not a time) until the trimmer has left at

@@ -9,7 +9,6 @@
 # with -o random_reads=page.
 . "$top_srcdir/tests/integration/lib.sh"
 require_fuse
-STAT="$top_builddir/src/fuse/czfs-stat"
 
 mkdir -p "$T/src"
 cat /usr/include/*.h /usr/include/*/*.h >"$T/text" 2>/dev/null || true
@@ -18,7 +17,7 @@ head -c 1M "$T/text" >"$T/src/f"
 "$MKFS" -q -f -c lz4 -C 64k -s 64M -d "$T/src" "$T/img" || fail "mkfs"
 
 stat_of() {	# NAME: a counter of the mount's
-	"$STAT" "$T/mnt" | awk -v k="$1" '$1 == k { print $2 }'
+	czfs_counter "$T/mnt" "$1"
 }
 cached() {	# FILE: its bytes in the page cache
 	fincore -n -b -o RES "$1" | tr -d " "

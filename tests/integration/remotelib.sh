@@ -120,5 +120,5 @@ s3_start() {
 
 # stat_of MNT NAME: one counter of czfs-stat MNT.
 stat_of() {
-	"$top_builddir/src/fuse/czfs-stat" "$1" | awk -v n="$2" '$1 == n { print $2 }'
+	czfs_counter "$1" "$2"
 }

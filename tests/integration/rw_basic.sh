@@ -150,7 +150,7 @@ free2=$(stat -f -c %a "$M")
 [ "$free2" -gt $((free1 + 4000)) ] || fail "statfs: space not given back ($free1 -> $free2)"
 
 note "czfs-stat counts the bytes written and what the image took for them"
-stat_of() { "$top_builddir/src/fuse/czfs-stat" "$M" | awk -v k="$1" '$1 == k { print $2 }'; }
+stat_of() { czfs_counter "$M" "$1"; }
 w0=$(stat_of fuse.write_bytes) r0=$(stat_of fuse.write_requests) b0=$(stat_of backing.write_bytes)
 dd if=/dev/urandom of="$M/counted" bs=64k count=32 conv=fsync status=none
 w1=$(stat_of fuse.write_bytes) r1=$(stat_of fuse.write_requests) b1=$(stat_of backing.write_bytes)

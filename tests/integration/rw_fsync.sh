@@ -15,12 +15,11 @@
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/rwlib.sh"
 require_fuse
-STAT="$top_builddir/src/fuse/czfs-stat"
 DUMP="$top_builddir/dump/dump.czfs"
 CORRUPT="$top_builddir/tests/czfs-corrupt"
 
 stat_of() {
-	"$STAT" "$M" | awk -v k="$1" '$1 == k { print $2 }'
+	czfs_counter "$M" "$1"
 }
 
 # The current checkpoint's "covered" field, as dump.czfs shows it.

@@ -20,7 +20,7 @@ require_fuse
 RW_MOUNT_OPTS+=(-o recompress=0,commit=3600)
 DUMP="$top_builddir/dump/dump.czfs"
 HOT="$top_srcdir/tests/integration/rw_hot.py"
-stat_of() { "$top_builddir/src/fuse/czfs-stat" "$M" | awk -v k="$1" '$1 == k { print $2 }'; }
+stat_of() { czfs_counter "$M" "$1"; }
 # kind_count KIND: clusters of /f of that kind (dump.czfs of the image)
 kind_count() { "$DUMP" "$RW_IMG" /f | awk -v k="$1:" '$1 == k { print $2 }'; }
 # compressed clusters of /f: of their own, or slices of runs

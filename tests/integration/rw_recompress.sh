@@ -20,7 +20,7 @@ rw_need setfattr
 DUMP="$top_builddir/dump/dump.czfs"
 RC="$top_srcdir/tests/integration/rw_recompress.py"
 base_opts=("${RW_MOUNT_OPTS[@]}")
-stat_of() { "$top_builddir/src/fuse/czfs-stat" "$M" | awk -v k="$1" '$1 == k { print $2 }'; }
+stat_of() { czfs_counter "$M" "$1"; }
 # kind_count KIND: clusters of /f of that kind (dump.czfs of the image)
 kind_count() { "$DUMP" "$RW_IMG" /f | awk -v k="$1:" '$1 == k { print $2 }'; }
 # used IMAGE: blocks in use, as fsck.czfs counts them

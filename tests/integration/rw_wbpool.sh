@@ -19,10 +19,9 @@
 . "$top_srcdir/tests/integration/rwlib.sh"
 require_fuse
 [ "$RW_TARGET" = czfs ] || { note "czfs only (its writeback's counters)"; exit 0; }
-STAT="$top_builddir/src/fuse/czfs-stat"
 
 stat_of() {	# NAME: a counter of the mount's
-	"$STAT" "$M" | awk -v k="$1" '$1 == k { print $2 }'
+	czfs_counter "$M" "$1"
 }
 
 # 48 MiB that compresses about as real data does, different in each

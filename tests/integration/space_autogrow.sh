@@ -9,7 +9,6 @@
 . "$top_srcdir/tests/integration/lib.sh"
 require_fuse
 
-STAT="$top_builddir/src/fuse/czfs-stat"
 DUMP="$top_builddir/dump/dump.czfs"
 FSCK="$top_builddir/fsck/fsck.czfs"
 host="$T/host"
@@ -20,7 +19,7 @@ EXTRA_MOUNTS+=("$host")
 	fail "tests/sample-data could not build the tree"
 echo "a line" >"$T/src/a.txt"
 
-stat_of() { "$STAT" "$M" | awk -v k="$1" '$1 == k { print $2 }'; }
+stat_of() { czfs_counter "$M" "$1"; }
 # the mount's size as df shows it, in MiB
 df_mib() { stat -f -c '%b %S' "$M" | awk '{ print int($1 * $2 / 1048576) }'; }
 

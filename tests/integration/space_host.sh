@@ -19,7 +19,6 @@
 require_fuse
 [ -x "$FSX" ] || fail "$FSX not built"
 SLACK_MIB=16
-STAT="$top_builddir/src/fuse/czfs-stat"
 
 du_kib() {
 	du -k "$RW_IMG" | cut -f1
@@ -86,7 +85,7 @@ note "fsync'd rewrites take their freed blocks again, unpunched"
 # used; the next takes them again before any punch, so the host is asked
 # for few punches (before: one pass per 1024 freed blocks, 100 and more).
 rw_mount_existing
-stat_of() { "$STAT" "$M" | awk -v k="$1" '$1 == k { print $2 }'; }
+stat_of() { czfs_counter "$M" "$1"; }
 python3 - "$M/db" <<'PY2' || fail "the fsync'd rewrites failed"
 import os, sys
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
