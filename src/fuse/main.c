@@ -164,6 +164,12 @@ static int mount_rw(struct czfs_daemon *dm)
 	return err;
 }
 
+/* B-tree nodes a daemon keeps until refaults show it needs more (up to
+ * the library's 16,384): a cold walk of 19,000 files ended with 1,400
+ * nodes, 5.6 MiB, each asked for a few times close together and never
+ * again; random lookups over /usr grow it. */
+#define NODES_BASE		512
+
 static int daemon_setup(struct czfs_daemon *dm)
 {
 	struct czfs_fs_opts fo = {
@@ -179,6 +185,8 @@ static int daemon_setup(struct czfs_daemon *dm)
 	if (!err)
 		err = czfs_image_open(dm->opts.image, &fo, &dm->opts.remote,
 				      &dm->fs);
+	if (!err)
+		err = czfs_nodecache_set_adaptive(dm->fs->nc, NODES_BASE);
 	if (!err && !dm->opts.ro)
 		err = mount_rw(dm);
 	if (!err)	/* checkpoints punch after fs->lock (flusher.c) */

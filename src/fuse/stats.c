@@ -129,8 +129,9 @@ static void cache_stats(struct out *o, struct czfs_daemon *dm)
 	    (unsigned long long)ps.reserve_fill, (unsigned long long)ps.reserve_hits);
 	czfs_nodecache_stats(dm->fs->nc, &ns);
 	put(o, "nodecache.hits %llu\nnodecache.misses %llu\nnodecache.nodes %llu\n"
-	    "nodecache.readahead %llu\n", ns.hits, ns.misses, ns.nodes,
-	    ns.readahead);
+	    "nodecache.readahead %llu\nnodecache.refaults %llu\n"
+	    "nodecache.limit %llu\n", ns.hits, ns.misses, ns.nodes,
+	    ns.readahead, ns.refaults, ns.limit);
 	czfs_itable_counts(dm, &full, &compact);
 	put(o, "inodes.full %llu\ninodes.compact %llu\n",
 	    (unsigned long long)full, (unsigned long long)compact);

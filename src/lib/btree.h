@@ -146,6 +146,13 @@ struct czfs_node {
 int czfs_nodecache_create(struct czfs_bdev *bdev, uint64_t max_blocks,
 			  unsigned max_nodes, struct czfs_nodecache **out);
 void czfs_nodecache_destroy(struct czfs_nodecache *nc);	/* accepts NULL */
+/*
+ * Keep base clean nodes at first, more (up to max_nodes) as misses show
+ * that evicted nodes are asked for again, half as many after a trim: a
+ * long-lived daemon's memory follows its use.  base 0 (or >= max_nodes):
+ * max_nodes always, the default.  Returns 0 or -ENOMEM (unchanged).
+ */
+int czfs_nodecache_set_adaptive(struct czfs_nodecache *nc, unsigned base);
 /* The image's limit raised (czfs_fs_grow): nodes may lie up to it. */
 void czfs_nodecache_set_limit(struct czfs_nodecache *nc, uint64_t max_blocks);
 
@@ -180,11 +187,14 @@ struct czfs_nodecache_stats {
 	unsigned long long hits, misses, evictions, nodes, dirty;
 	unsigned long long readahead;	/* nodes cached by readahead */
 	unsigned long long packs;	/* leaf packs decoded */
+	unsigned long long refaults;	/* misses of nodes evicted lately */
+	unsigned long long limit;	/* clean nodes it keeps now */
 };
 void czfs_nodecache_stats(struct czfs_nodecache *nc,
 			  struct czfs_nodecache_stats *st);
 /* Evict clean unreferenced nodes, least recently used first, until at
- * most keep clean nodes are left (an idle daemon's memory back). */
+ * most keep clean nodes are left (an idle daemon's memory back); an
+ * adaptive limit is halved, down to its base. */
 void czfs_nodecache_trim(struct czfs_nodecache *nc, unsigned keep);
 /* Drop the clean node at blkaddr if cached and unreferenced (fsck, tests). */
 void czfs_nodecache_forget(struct czfs_nodecache *nc, uint64_t blkaddr);

@@ -6,6 +6,14 @@
  * written) are pinned: never on the LRU, they sit on the tree's dirty list
  * instead, linked through the same lru_prev/lru_next fields.
  *
+ * With an adaptive limit (the daemon's), the cache keeps few nodes until
+ * it is seen to need more: an eviction leaves its address in a small
+ * direct-mapped table of ghosts, and a miss that finds its address there
+ * (a refault: a larger cache would have hit) raises the limit towards
+ * max_nodes.  A walk, which reads each node a few times close together,
+ * stays small; random lookups over a big tree grow it.  Each trim (an idle
+ * daemon) halves the limit, down to base.
+ *
  * One mutex guards the table, the LRU and the counters.  A miss reads the
  * block without holding it, so readers of different nodes proceed in
  * parallel; if another thread inserted the same block meanwhile, its node
@@ -29,7 +37,10 @@ struct czfs_nodecache {
 	pthread_mutex_t lock;
 	struct czfs_bdev *bdev;
 	_Atomic uint64_t max_blocks;	/* raised by czfs_fs_grow, read unlocked */
-	unsigned max_nodes;
+	unsigned max_nodes;		/* the ceiling */
+	unsigned limit;			/* clean nodes kept now */
+	unsigned base;			/* adaptive: the limit it starts at */
+	uint64_t *ghosts;		/* adaptive: NGHOSTS evicted addresses */
 	struct czfs_node **table;
 	size_t nbuckets;		/* a power of two */
 	size_t nnodes, nclean, ndirty;	/* nodes in the table */
@@ -46,8 +57,16 @@ struct czfs_nodecache {
 	/* Decoding leaf packs, under win_lock: made at the first pack. */
 	struct czfs_codec *codec;
 	uint8_t *pack_out;		/* CZFS_LEAFPACK_MAX blocks */
-	unsigned long long hits, misses, evictions, ra_nodes, packs;
+	unsigned long long hits, misses, evictions, ra_nodes, packs, refaults;
 };
+
+/* Ghosts: 64 KiB, enough to see refaults of a cache several times base. */
+#define NGHOSTS		8192u
+
+static size_t ghost_of(uint64_t blkaddr)
+{
+	return (size_t)((blkaddr * 0x9e3779b97f4a7c15ull) >> 40) & (NGHOSTS - 1);
+}
 
 static size_t bucket_of(const struct czfs_nodecache *nc, uint64_t blkaddr)
 {
@@ -174,6 +193,9 @@ static void evict(struct czfs_nodecache *nc, struct czfs_node *n)
 static void evict_to(struct czfs_nodecache *nc, size_t keep)
 {
 	while (nc->nclean > keep && nc->lru_tail) {
+		if (nc->ghosts)
+			nc->ghosts[ghost_of(nc->lru_tail->blkaddr)] =
+				nc->lru_tail->blkaddr;
 		evict(nc, nc->lru_tail);
 		nc->evictions++;
 	}
@@ -181,7 +203,23 @@ static void evict_to(struct czfs_nodecache *nc, size_t keep)
 
 static void evict_excess(struct czfs_nodecache *nc)
 {
-	evict_to(nc, nc->max_nodes);
+	evict_to(nc, nc->limit);
+}
+
+/* A miss of blkaddr: if it was evicted lately, keep more (by 1/32). */
+static void note_miss(struct czfs_nodecache *nc, uint64_t blkaddr)
+{
+	uint64_t *g;
+
+	nc->misses++;
+	if (!nc->ghosts)
+		return;
+	g = &nc->ghosts[ghost_of(blkaddr)];
+	if (*g != blkaddr)
+		return;
+	*g = 0;
+	nc->refaults++;
+	nc->limit = MIN(nc->max_nodes, nc->limit + MAX(8u, nc->limit / 32));
 }
 
 int czfs_nodecache_create(struct czfs_bdev *bdev, uint64_t max_blocks,
@@ -204,7 +242,27 @@ int czfs_nodecache_create(struct czfs_bdev *bdev, uint64_t max_blocks,
 	nc->bdev = bdev;
 	nc->max_blocks = max_blocks;
 	nc->max_nodes = max_nodes;
+	nc->limit = max_nodes;
 	*out = nc;
+	return 0;
+}
+
+int czfs_nodecache_set_adaptive(struct czfs_nodecache *nc, unsigned base)
+{
+	uint64_t *ghosts = NULL;
+
+	if (base && base < nc->max_nodes) {
+		ghosts = calloc(NGHOSTS, sizeof(*ghosts));
+		if (!ghosts)
+			return -ENOMEM;
+	}
+	pthread_mutex_lock(&nc->lock);
+	free(nc->ghosts);
+	nc->ghosts = ghosts;
+	nc->base = ghosts ? base : 0;
+	nc->limit = ghosts ? base : nc->max_nodes;
+	evict_excess(nc);
+	pthread_mutex_unlock(&nc->lock);
 	return 0;
 }
 
@@ -221,6 +279,7 @@ void czfs_nodecache_destroy(struct czfs_nodecache *nc)
 		}
 	}
 	free(nc->table);
+	free(nc->ghosts);
 	free(nc->win);
 	free(nc->pack_out);
 	czfs_codec_free(nc->codec);
@@ -499,7 +558,7 @@ int czfs_node_get(struct czfs_nodecache *nc, uint64_t blkaddr,
 	if (n)
 		nc->hits++;
 	else
-		nc->misses++;
+		note_miss(nc, blkaddr);
 	pthread_mutex_unlock(&nc->lock);
 	if (n)
 		return verify_cached(nc, n, want_gen, want_level, out);
@@ -551,12 +610,16 @@ void czfs_nodecache_stats(struct czfs_nodecache *nc,
 	st->dirty = nc->ndirty;
 	st->readahead = nc->ra_nodes;
 	st->packs = nc->packs;
+	st->refaults = nc->refaults;
+	st->limit = nc->limit;
 	pthread_mutex_unlock(&nc->lock);
 }
 
 void czfs_nodecache_trim(struct czfs_nodecache *nc, unsigned keep)
 {
 	pthread_mutex_lock(&nc->lock);
+	if (nc->ghosts)		/* halved: a busy spell may resume */
+		nc->limit = MAX(nc->base, nc->limit / 2);
 	evict_to(nc, keep);
 	pthread_mutex_unlock(&nc->lock);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests: the node cache under the B-tree.  A tiny budget (eviction,
- * the path of a repeated lookup all hits), readers from several threads,
+ * the path of a repeated lookup all hits), an adaptive limit (grows on
+ * refaults, halved by a trim), readers from several threads,
  * the aligned windows a read-only image reads ahead (few reads, each
  * window read once by threads that miss it together, a damaged node in a
  * window still found), and cached nodes checked against the pointers that
@@ -93,6 +94,56 @@ START_TEST(trim_keeps_a_few)
 	ck_assert_uint_eq(st.nodes, 1);
 	czfs_node_put(e.nc, root);
 	model_check_lookups(&m, &e.t, &rng);
+	model_free(&m);
+	env_destroy(&e);
+}
+END_TEST
+
+/* Given a cache that may grow from 16 nodes to 4,096, when a scan reads
+ * the tree in order (each leaf once), then it stays small; when random
+ * lookups ask for nodes it evicted, then it grows (refaults) until they
+ * mostly hit; and a trim halves the limit. */
+START_TEST(adaptive_limit)
+{
+	struct czfs_nodecache_stats st, st2;
+	struct model m = { 0 };
+	uint64_t rng = 7;
+	struct env e;
+
+	env_init(&e, MAXB, 4096);
+	env_build_n(&e, 30000, &m, 2);
+	ck_assert_int_eq(czfs_nodecache_set_adaptive(e.nc, 16), 0);
+	czfs_nodecache_stats(e.nc, &st);
+	ck_assert_uint_eq(st.limit, 16);
+	ck_assert_uint_le(st.nodes, 16);
+
+	model_check_iter(&m, &e.t);
+	czfs_nodecache_stats(e.nc, &st);
+	ck_assert_uint_gt(st.misses, 100);	/* every leaf was read */
+	ck_assert_uint_le(st.refaults, 8);
+	ck_assert_uint_le(st.limit, 16 + 8 * 8);
+	ck_assert_uint_le(st.nodes, st.limit);
+
+	model_check_lookups(&m, &e.t, &rng);
+	czfs_nodecache_stats(e.nc, &st);
+	ck_assert_uint_gt(st.refaults, 20);
+	ck_assert_uint_gt(st.limit, 100);
+	model_check_lookups(&m, &e.t, &rng);
+	czfs_nodecache_stats(e.nc, &st2);
+	/* the second round misses a fraction of what the first did */
+	ck_assert_uint_lt(st2.misses - st.misses, st.misses / 4);
+
+	czfs_nodecache_trim(e.nc, 0);
+	czfs_nodecache_stats(e.nc, &st);
+	ck_assert_uint_eq(st.limit, MAX(16, st2.limit / 2));
+	ck_assert_uint_eq(st.nodes, 0);
+	/* a fixed cache (base 0) keeps its ceiling */
+	ck_assert_int_eq(czfs_nodecache_set_adaptive(e.nc, 0), 0);
+	czfs_nodecache_stats(e.nc, &st);
+	ck_assert_uint_eq(st.limit, 4096);
+	model_check_lookups(&m, &e.t, &rng);
+	czfs_nodecache_stats(e.nc, &st2);
+	ck_assert_uint_eq(st2.refaults, st.refaults);
 	model_free(&m);
 	env_destroy(&e);
 }
@@ -316,6 +367,7 @@ int main(void)
 	tcase_add_loop_test(tc, cache_parallel_readers, 0, 3);
 	tcase_add_loop_test(tc, cached_nodes_checked_against_pointers, 0, 3);
 	tcase_add_test(tc, trim_keeps_a_few);
+	tcase_add_test(tc, adaptive_limit);
 	tcase_add_test(tc, readahead_reads_windows);
 	tcase_add_test(tc, readahead_window_read_once);
 	suite_add_tcase(s, tc);
