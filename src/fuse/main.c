@@ -185,7 +185,8 @@ static int daemon_setup(struct czfs_daemon *dm)
 	if (!err)
 		err = czfs_image_open(dm->opts.image, &fo, &dm->opts.remote,
 				      &dm->fs);
-	if (!err)
+	/* a remote image's miss is a round trip: its nodes stay */
+	if (!err && czfs_url_kind(dm->opts.image) == CZFS_URL_NONE)
 		err = czfs_nodecache_set_adaptive(dm->fs->nc, NODES_BASE);
 	if (!err && !dm->opts.ro)
 		err = mount_rw(dm);

@@ -6,6 +6,7 @@
 # Random reads afterwards still return the right data, and a read of
 # another block of a cluster read just before is a cluster-cache hit
 # (where it is not in the page cache already: -o random_reads=page).
+# The node cache of a local image keeps its base of 512 nodes.
 . "$top_srcdir/tests/integration/lib.sh"
 require_fuse
 
@@ -47,6 +48,10 @@ trimmed "the read"
 res=$(stat_of pool.resident_pages)
 note "read $((size >> 20)) MiB: pool.resident_pages $res (bound $bound)"
 [ "$res" -lt $((size / 4096 / 8)) ] || fail "resident pages not well below what was read"
+# the node cache of a local image keeps its base (fuse/main.c) after a
+# read that asked for no evicted node again
+[ "$(stat_of nodecache.limit)" = 512 ] ||
+	fail "the node cache keeps $(stat_of nodecache.limit) nodes, not 512"
 
 # Random 4 KiB reads, the kernel told not to read ahead: right data, and
 # the second block of a cluster is served by the cluster cache.

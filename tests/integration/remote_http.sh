@@ -85,6 +85,9 @@ grep -q "s3cretpw\|t0psecret" "$T/stat.out" && fail "czfs-stat shows the credent
 [ "$(stat_of "$T/mnt" remote.requests)" -gt 1 ] || fail "czfs-stat counts no requests"
 [ "$(stat_of "$T/mnt" remote.bytes)" -gt 3000000 ] || fail "czfs-stat counts too few bytes"
 [ "$(stat_of "$T/mnt" remote.latency_p50_us)" -gt 0 ] || fail "czfs-stat has no latency"
+# a remote node miss is a round trip: the node cache keeps its ceiling
+[ "$(stat_of "$T/mnt" nodecache.limit)" = 16384 ] ||
+	fail "a remote image's node cache keeps $(stat_of "$T/mnt" nodecache.limit) nodes"
 czfs_umount "$T/mnt"
 log_has "$T/mnt" "s3cretpw\|t0psecret" && fail "the log shows the credentials"
 
