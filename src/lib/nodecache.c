@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Node cache: nodes by block address in a hash table, with an LRU list of
- * the clean nodes nobody references.  Clean nodes beyond max_nodes are
- * evicted from the LRU tail.  Dirty nodes (built by a transaction, not yet
- * written) are pinned: never on the LRU, they sit on the tree's dirty list
- * instead, linked through the same lru_prev/lru_next fields.
+ * the clean nodes nobody references.  Clean nodes beyond the limit
+ * (max_nodes, or an adaptive one below it) are evicted from the LRU tail.
+ * Dirty nodes (built by a transaction, not yet written) are pinned: never
+ * on the LRU, they sit on the tree's dirty list instead, linked through the
+ * same lru_prev/lru_next fields.
  *
  * With an adaptive limit (the daemon's), the cache keeps few nodes until
  * it is seen to need more: an eviction leaves its address in a small
