@@ -5,9 +5,9 @@
  * between them, as squashfs's fragment cache does.  Entries are keyed by
  * the pack's address, checksum and length; a few dozen of them, least
  * recently used out first, each in a buffer of the largest pack's size,
- * reused.  A pack being decoded
- * has a LOADING entry, as the cluster cache's: a second thread that
- * wants it waits for that decode instead of reading and decoding it too.
+ * reused.  A pack being decoded has a LOADING entry, as the cluster
+ * cache's: a second thread that wants it waits for that decode instead of
+ * reading and decoding it too.
  *
  * Why no invalidation: a pack is never changed once written, and the
  * daemon never writes one; a pack's blocks are freed only when no item

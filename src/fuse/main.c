@@ -164,6 +164,12 @@ static int mount_rw(struct czfs_daemon *dm)
 	return err;
 }
 
+/* The image is a file here, not a URL (HTTP, S3: remote.h). */
+static bool image_is_local(const struct czfs_daemon *dm)
+{
+	return czfs_url_kind(dm->opts.image) == CZFS_URL_NONE;
+}
+
 /* B-tree nodes a daemon keeps until refaults show it needs more (up to
  * the library's 16,384): a cold walk of 19,000 files ended with 1,400
  * nodes, 5.6 MiB, each asked for a few times close together and never
@@ -186,7 +192,7 @@ static int daemon_setup(struct czfs_daemon *dm)
 		err = czfs_image_open(dm->opts.image, &fo, &dm->opts.remote,
 				      &dm->fs);
 	/* a remote image's miss is a round trip: its nodes stay */
-	if (!err && czfs_url_kind(dm->opts.image) == CZFS_URL_NONE)
+	if (!err && image_is_local(dm))
 		err = czfs_nodecache_set_adaptive(dm->fs->nc, NODES_BASE);
 	if (!err && !dm->opts.ro)
 		err = mount_rw(dm);
@@ -305,8 +311,7 @@ static int run_session(struct czfs_daemon *dm, struct fuse_args *args,
 	atomic_store(&dm->serving, true);
 	if (cli->singlethread)
 		ret = fuse_session_loop(se);
-	else if (!cli->clone_fd &&
-		 czfs_url_kind(dm->opts.image) == CZFS_URL_NONE)	/* local */
+	else if (!cli->clone_fd && image_is_local(dm))
 		ret = czfs_loop_run(dm, cli->max_threads);	/* loop.h */
 	else
 		ret = fuse_session_loop_mt(se, lc);
